@@ -1,0 +1,1 @@
+"""Adapters the suite can run: loaders, the bundled reference adapter, mutants and shims."""

@@ -1,0 +1,162 @@
+"""The runner's view of an adapter under test, and the in-process (Python) loader.
+
+Whatever the adapter is — a Python object or a subprocess in any language — the runner
+sees an :class:`AdapterSession`: a handshake and ``run_case`` returning the case's events
+and how the case ended. Crashes, hangs and garbage become a :class:`CaseRun` status,
+never an exception that stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+from pydantic import TypeAdapter, ValidationError
+
+from ..events import End, Event, EventBase, Hello, RunCase, Thrown
+from ..evidence import CaseStatus
+
+GRACE_S = 2.0  # added to a case's timeout_s before the runner gives up on the adapter
+_EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+@dataclass
+class CaseRun:
+    """What one case produced on the adapter's side."""
+
+    events: list[Event] = field(default_factory=list)
+    status: CaseStatus = "completed"
+    detail: str = ""
+    stderr: str = ""
+
+
+class AdapterSession(Protocol):
+    hello: Hello
+
+    async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
+        """Run one case; ``http_client`` reaches the provider in-process when given."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class PythonAdapter(Protocol):
+    """What a ``--adapter module:factory`` factory returns.
+
+    ``run`` may be a generator or an async generator of :mod:`conformance.events` events
+    (or dicts in their JSON form). If it accepts an ``http_client`` keyword, the suite
+    may pass an ``httpx.AsyncClient`` wired to the in-process fake provider.
+    """
+
+    hello: Hello
+
+    def run(self, case: RunCase) -> Iterable[Event] | AsyncIterator[Event]: ...
+
+
+class AdapterLoadError(Exception):
+    """The adapter could not be loaded or did not complete its handshake."""
+
+
+def load_python_adapter(target: str, options: object) -> PythonAdapterSession:
+    """Import ``module:factory`` and call the factory with the run options."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise AdapterLoadError(f"--adapter takes module:factory, got {target!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise AdapterLoadError(f"cannot load {target}: {error}") from error
+    adapter = factory(options)
+    if not isinstance(adapter, PythonAdapter) or not isinstance(adapter.hello, Hello):
+        raise AdapterLoadError(f"{target} must return an object with `hello` (Hello) and `run`")
+    return PythonAdapterSession(adapter)
+
+
+class PythonAdapterSession:
+    """Drives a Python adapter; sync adapters run on a daemon thread so a hang is survivable."""
+
+    def __init__(self, adapter: PythonAdapter) -> None:
+        self.adapter = adapter
+        self.hello = adapter.hello
+        self._takes_client = "http_client" in inspect.signature(adapter.run).parameters
+
+    async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
+        run = CaseRun()
+        kwargs: dict[str, Any] = {}
+        if http_client is not None and self._takes_client:
+            kwargs["http_client"] = http_client
+        try:
+            await asyncio.wait_for(self._collect(case, kwargs, run), case.timeout_s + GRACE_S)
+        except TimeoutError:
+            run.status, run.detail = "timeout", f"no end within {case.timeout_s + GRACE_S:g} s"
+        return run
+
+    async def _collect(self, case: RunCase, kwargs: dict[str, Any], run: CaseRun) -> None:
+        try:
+            produced = self.adapter.run(case, **kwargs)
+            if isinstance(produced, AsyncIterator):
+                async for item in produced:
+                    self._take(item, run)
+            else:
+                await _iterate_on_thread(iter(produced), lambda item: self._take(item, run))
+        except _ProtocolError as error:
+            run.status, run.detail = "protocol-error", str(error)
+            return
+        except Exception as error:  # the adapter raised: that is its outcome, not ours
+            run.events.append(Thrown(message=f"{type(error).__name__}: {error}"))
+        run.events.append(End())
+
+    @staticmethod
+    def _take(item: object, run: CaseRun) -> None:
+        try:
+            event = _EVENTS.validate_python(
+                item.model_dump() if isinstance(item, EventBase) else item
+            )
+        except ValidationError as error:
+            raise _ProtocolError(f"not an event: {item!r:.200}") from error
+        run.events.append(event)
+
+    async def close(self) -> None:
+        closer = getattr(self.adapter, "close", None)
+        if closer is not None:
+            result = closer()
+            if inspect.isawaitable(result):
+                await result
+
+
+class _ProtocolError(Exception):
+    pass
+
+
+async def _iterate_on_thread(items: Iterator[object], take: Any) -> None:
+    """Iterate a blocking iterator on a daemon thread (a hung adapter must not block exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def pump() -> None:
+        try:
+            for item in items:
+                loop.call_soon_threadsafe(take, item)
+        except BaseException as error:  # handed to the event loop, re-raised there
+            loop.call_soon_threadsafe(_settle, done, error)
+        else:
+            loop.call_soon_threadsafe(_settle, done, None)
+
+    threading.Thread(target=pump, name="adapter-case", daemon=True).start()
+    await done
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)

@@ -1,0 +1,89 @@
+"""The bundled reference adapter: the sans-IO core behind the httpx shell and the retry layer.
+
+Load it with ``--adapter conformance.adapters.reference:factory``; the same adapter runs as
+a subprocess adapter with ``python -m conformance.adapters.reference``.
+"""
+
+import asyncio
+import random as random_module
+import time
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
+from importlib.metadata import PackageNotFoundError, version
+
+import httpx
+
+from conformance.adapters.reference.retry import Clock, JitterSource, Sleep, run_with_retries
+from conformance.adapters.reference.shell import request_body, stream_attempt
+from conformance.events import PROTOCOL_VERSION, Capabilities, Event, Hello, RunCase
+from conformance.options import RunOptions
+
+ADAPTER_NAME = "streamconform-reference"
+
+
+def _package_version() -> str:
+    try:
+        return version("streamconform")
+    except PackageNotFoundError:
+        return "0"  # running from a source tree that is not installed
+
+
+class ReferenceAdapter:
+    """Runs a case and yields its protocol events, each stamped with the case id.
+
+    No `end`: in process, the end of the iteration is the end of the case, and the runner
+    (`PythonAdapterSession`) appends the `end` itself. The subprocess shell writes it.
+    """
+
+    hello = Hello(
+        protocol=PROTOCOL_VERSION,
+        name=ADAPTER_NAME,
+        version=_package_version(),
+        capabilities=Capabilities(
+            deltas=True, reasoning=True, usage=True, retry=True, error_codes=True
+        ),
+    )
+
+    def __init__(
+        self,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        random: JitterSource | None = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self._sleep = sleep
+        self._random = random if random is not None else random_module.Random()
+        self._clock = clock
+
+    async def run(
+        self, case: RunCase, http_client: httpx.AsyncClient | None = None
+    ) -> AsyncGenerator[Event, None]:
+        """The case's events; `http_client` (e.g. the in-process provider) is used, not closed."""
+        body = request_body(case)  # once per case, so that every retry sends the same bytes
+        async with _client_for(http_client) as client:
+            events = run_with_retries(
+                lambda: stream_attempt(client, case, body),
+                case.retry,
+                sleep=self._sleep,
+                random=self._random,
+                clock=self._clock,
+                timeout_s=case.timeout_s,
+            )
+            async with aclosing(events):
+                async for event in events:
+                    yield event.model_copy(update={"case": case.case})
+
+
+def _client_for(
+    http_client: httpx.AsyncClient | None,
+) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+    """The caller's client as is, or a client of our own that is closed with the case."""
+    if http_client is not None:
+        return nullcontext(http_client)
+    # Proxy settings from the environment would divert requests meant for a loopback provider.
+    return httpx.AsyncClient(trust_env=False)
+
+
+def factory(options: RunOptions) -> ReferenceAdapter:
+    """The ``--adapter`` entry point; every setting the adapter needs comes with each case."""
+    return ReferenceAdapter()

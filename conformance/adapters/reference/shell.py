@@ -1,0 +1,144 @@
+"""The httpx I/O shell of the reference adapter: one HTTP attempt, bytes in, events out.
+
+All decisions are the sans-IO core's; this module only moves bytes and maps transport
+exceptions onto canonical codes. Every exit path leaves the response closed, so a stalled or
+abandoned body never keeps its connection open.
+"""
+
+import json
+import time
+from collections.abc import AsyncGenerator, Callable
+
+import httpx
+
+from conformance import codes
+from conformance.adapters.reference.failure import Failure
+from conformance.adapters.reference.http_status import classify_http_error
+from conformance.adapters.reference.sse import SSEDecoder
+from conformance.adapters.reference.translate import StreamTranslator
+from conformance.events import Event, Finish, RunCase
+
+MAX_ERROR_BODY_BYTES = 64 * 1024  # enough for any error object; a hostile body is cut here
+
+
+def request_body(case: RunCase) -> bytes:
+    """The case's request as bytes, serialised once so that every retry sends the same ones."""
+    return json.dumps(case.request, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def completions_url(base_url: str) -> str:
+    return f"{base_url.rstrip('/')}/chat/completions"
+
+
+class AttemptStream:
+    """One attempt: iterate it (once) for its events; then `failure` tells how it failed.
+
+    `failure` stays None after a successful finish. After an error finish it holds the code
+    and, for an HTTP error, the provider's Retry-After, which the retry layer needs and the
+    `finish` event does not carry.
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        case: RunCase,
+        body: bytes,
+        *,
+        now_epoch_s: Callable[[], float] = time.time,
+    ) -> None:
+        self._client = client
+        self._case = case
+        self._body = body
+        self._now_epoch_s = now_epoch_s
+        self._translator = StreamTranslator()
+        self.failure: Failure | None = None
+
+    def __aiter__(self) -> AsyncGenerator[Event, None]:
+        return self._events()
+
+    async def _events(self) -> AsyncGenerator[Event, None]:
+        # One flat generator: a nested one would outlive an early aclose() of this one.
+        try:
+            async with self._client.stream(
+                "POST",
+                completions_url(self._case.base_url),
+                content=self._body,
+                headers=self._headers(),
+                # The read timeout runs per socket read: exactly "no byte for idle_timeout_s".
+                timeout=httpx.Timeout(self._case.idle_timeout_s),
+            ) as response:
+                if not response.is_success:
+                    self.failure = await self._http_failure(response)
+                else:
+                    decoder = SSEDecoder()
+                    async for data in response.aiter_bytes():
+                        for event in self._translate(decoder.feed(data)):
+                            yield event
+                        if self._translator.finished:
+                            break  # [DONE] or an in-stream error: nothing after it is read (S4)
+            # Leaving the block closed the response, unread bytes and all.
+        except httpx.TimeoutException as error:
+            idle = f"no byte for {self._case.idle_timeout_s:g} s"
+            self._fail(codes.TIMEOUT, f"{type(error).__name__}: {idle}")
+        except (httpx.TransportError, httpx.DecodingError) as error:
+            # Refused, reset, a body cut mid-chunk, an undecodable content-encoding.
+            self._fail(codes.TRANSPORT, f"{type(error).__name__}: {error}")
+        for event in self._final_events():
+            yield event
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._case.api_key}",
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+        }
+
+    def _translate(self, payloads: list[str]) -> list[Event]:
+        events = [event for payload in payloads for event in self._translator.feed(payload)]
+        self._note_failure(events)
+        return events
+
+    async def _http_failure(self, response: httpx.Response) -> Failure:
+        body = bytearray()
+        try:
+            async for data in response.aiter_bytes():
+                body += data
+                if len(body) >= MAX_ERROR_BODY_BYTES:
+                    break
+        except (httpx.TransportError, httpx.DecodingError):
+            pass  # the status line is the provider's answer; its body is only detail
+        return classify_http_error(
+            response.status_code, response.headers, bytes(body), now_epoch_s=self._now_epoch_s()
+        )
+
+    def _fail(self, code: str, message: str) -> None:
+        self.failure = Failure(code=code, message=message)
+
+    def _final_events(self) -> list[Event]:
+        """The attempt's finish, unless the body already produced it."""
+        if self.failure is not None:
+            events = self._translator.failure(self.failure.code, self.failure.message)
+        else:
+            events = self._translator.eof()  # the body ended without [DONE]; no-op after it
+        self._note_failure(events)
+        return events
+
+    def _note_failure(self, events: list[Event]) -> None:
+        # A failure set earlier (HTTP error, transport) carries more than the finish does.
+        for event in events:
+            if isinstance(event, Finish) and event.code is not None and self.failure is None:
+                self.failure = Failure(code=event.code, message=event.message or "")
+
+
+def stream_attempt(
+    client: httpx.AsyncClient,
+    case: RunCase,
+    body: bytes,
+    *,
+    now_epoch_s: Callable[[], float] = time.time,
+) -> AttemptStream:
+    """Start one attempt: POST `body` to the case's provider and translate the reply.
+
+    `now_epoch_s` dates an HTTP-date Retry-After.
+    """
+    return AttemptStream(client, case, body, now_epoch_s=now_epoch_s)

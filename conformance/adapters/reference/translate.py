@@ -1,0 +1,232 @@
+"""Chat-completions SSE payloads -> protocol events, for one attempt (sans-IO).
+
+The rules are the invariants of INVARIANTS.md (C, T, E, S) as the harness contract (§a.3, §a.6)
+states them, with the tool-call identity note normative where the harness HEAD differs.
+Deltas are emitted as they arrive; block ends, usage and the finish wait for `[DONE]`, because
+only then is the response known to be complete.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import codes
+from conformance.adapters.reference.chunk import (
+    MalformedChunk,
+    ToolCallPart,
+    WireChunk,
+    read_chunk,
+)
+from conformance.adapters.reference.http_status import classify_stream_error
+from conformance.events import (
+    BlockEnd,
+    BlockStart,
+    BlockType,
+    Event,
+    Finish,
+    ReasoningBlock,
+    ReasoningDelta,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+)
+
+DONE_SENTINEL = "[DONE]"
+_EXCERPT_CHARS = 120  # how much of a bad payload a failure message quotes
+
+
+def _reject_constant(constant: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON (and the harness's parser) does not.
+    raise ValueError(f"{constant} is not JSON")
+
+
+@dataclass
+class _Block:
+    kind: BlockType
+    fragments: list[str] = field(default_factory=list)
+    call_id: str | None = None
+    name: str | None = None
+
+    def assembled(self) -> TextBlock | ReasoningBlock | ToolCallBlock:
+        joined = "".join(self.fragments)
+        if self.kind == "text":
+            return TextBlock(text=joined)
+        if self.kind == "reasoning":
+            return ReasoningBlock(text=joined)
+        # Only called once identity is complete (checked at [DONE]).
+        assert self.call_id is not None and self.name is not None
+        return ToolCallBlock(id=self.call_id, name=self.name, arguments=joined)
+
+
+class StreamTranslator:
+    """Turns the `data` payloads of one attempt into protocol events.
+
+    Feed payloads in order; call `eof()` when the body ends and `failure()` when the transport
+    fails. Exactly one `finish` is ever emitted; every call after it returns [].
+    """
+
+    def __init__(self) -> None:
+        self._blocks: list[_Block] = []  # position == event index, in opening order
+        self._text_index: int | None = None
+        self._reasoning_index: int | None = None
+        self._tool_indexes: dict[str, int] = {}  # wire tool-call key -> event index
+        self._pending_reason: str | None = None
+        self._pending_usage: Usage | None = None
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """A finish was emitted; the caller should stop reading the body."""
+        return self._finished
+
+    def feed(self, payload: str) -> list[Event]:
+        """One SSE `data` payload."""
+        if self._finished:
+            return []  # nothing after [DONE] or a failure is read (S4)
+        if payload == DONE_SENTINEL:
+            return self._close()
+        if payload.startswith(":"):
+            # A keep-alive comment re-wrapped as data by a gateway (anchors I2); carries nothing.
+            return []
+        try:
+            document = json.loads(payload, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            return self._fail(
+                codes.MALFORMED_RESPONSE, f"malformed SSE payload: {payload[:_EXCERPT_CHARS]}"
+            )
+        if _is_error_payload(document):
+            failure = classify_stream_error(document["error"])
+            return self._fail(failure.code, failure.message)
+        try:
+            chunk = read_chunk(document)
+        except MalformedChunk as problem:
+            return self._fail(
+                codes.MALFORMED_RESPONSE,
+                f"unexpected chunk shape ({problem}): {payload[:_EXCERPT_CHARS]}",
+            )
+        return self._apply(chunk)
+
+    def eof(self) -> list[Event]:
+        """The body ended. Without a complete `[DONE]` event the response is truncated (S5)."""
+        return self._fail(codes.STREAM_CLOSED, "SSE stream ended without [DONE]")
+
+    def failure(self, code: str, message: str) -> list[Event]:
+        """The attempt failed outside the payloads (transport error, timeout, abort)."""
+        return self._fail(code, message)
+
+    def _apply(self, chunk: WireChunk) -> list[Event]:
+        events: list[Event] = []
+        for choice in chunk.choices:  # choices merge; their own `index` is not consulted
+            if choice.reasoning:
+                index = self._reasoning_index
+                if index is None:
+                    index = self._reasoning_index = self._open("reasoning", events)
+                self._blocks[index].fragments.append(choice.reasoning)
+                events.append(ReasoningDelta(index=index, text=choice.reasoning))
+            if choice.content:
+                index = self._text_index
+                if index is None:
+                    index = self._text_index = self._open("text", events)
+                self._blocks[index].fragments.append(choice.content)
+                events.append(TextDelta(index=index, text=choice.content))
+            for part in choice.tool_calls:
+                events.append(self._apply_tool_call(part, events))
+            if choice.finish_reason is not None:
+                self._pending_reason = choice.finish_reason  # the last one wins
+        if chunk.usage is not None:
+            self._pending_usage = chunk.usage  # the last one wins
+        return events
+
+    def _apply_tool_call(self, part: ToolCallPart, events: list[Event]) -> ToolCallDelta:
+        index = self._tool_indexes.get(part.key)
+        if index is None:
+            index = self._tool_indexes[part.key] = self._open("tool-call", events)
+        block = self._blocks[index]
+        # Identity is set once and never concatenated (T1, T2, T4). A later, different
+        # non-empty value is ignored: the first is what earlier deltas already announced
+        # (T7 leaves this open).
+        if block.call_id is None:
+            block.call_id = part.call_id
+        if block.name is None:
+            block.name = part.name
+        block.fragments.append(part.arguments)
+        return ToolCallDelta(
+            index=index, id=block.call_id, name=block.name, arguments_delta=part.arguments
+        )
+
+    def _open(self, kind: BlockType, events: list[Event]) -> int:
+        index = len(self._blocks)
+        self._blocks.append(_Block(kind))
+        events.append(BlockStart(index=index, block_type=kind))
+        return index
+
+    def _close(self) -> list[Event]:
+        self._finished = True
+        usage: list[Event] = [] if self._pending_usage is None else [self._pending_usage]
+        unidentified = self._first_unidentified_call()
+        if unidentified is not None:
+            # No block-end at all: closing the other blocks would still report a success-shaped
+            # response, and the usage stays visible because it is yielded, not thrown (T5).
+            return [*usage, _error_finish(codes.MALFORMED_TOOL_CALL, unidentified)]
+        block_ends: list[Event] = [
+            BlockEnd(index=index, block=block.assembled())
+            for index, block in enumerate(self._blocks)
+        ]
+        return [*block_ends, *usage, self._resolved_finish()]
+
+    def _first_unidentified_call(self) -> str | None:
+        for index, block in enumerate(self._blocks):
+            if block.kind != "tool-call":
+                continue
+            missing = [
+                label
+                for label, value in (("id", block.call_id), ("name", block.name))
+                if value is None
+            ]
+            if missing:
+                return f"tool call at index {index} has no {' or '.join(missing)} at [DONE]"
+        return None
+
+    def _resolved_finish(self) -> Finish:
+        reason = self._pending_reason or "stop"
+        if reason == "stop":
+            if not self._blocks:
+                # Reasoning-only and whitespace-only output are content; zero blocks are not.
+                return _error_finish(
+                    codes.EMPTY_RESPONSE, "model returned a completed response with no content"
+                )
+            return Finish(reason="stop")
+        if reason == "tool_calls":
+            return Finish(reason="tool-calls")
+        if reason == "length":
+            return Finish(reason="max-tokens")
+        return _error_finish(codes.finish_reason_code(reason), f"model stopped: {reason}")
+
+    def _fail(self, code: str, message: str) -> list[Event]:
+        if self._finished:
+            return []
+        self._finished = True
+        # Open blocks stay open: an error finish may leave them (G6), and closing them would
+        # present partial output as complete.
+        if code == codes.ABORTED:
+            return [Finish(reason="aborted", code=code, message=message)]
+        return [_error_finish(code, message)]
+
+
+def _is_error_payload(document: object) -> bool:
+    """A mid-stream provider error: a non-null `error` and no choice to translate (S7).
+
+    `choices: []` counts as none, since a gateway may wrap the error in an empty chunk
+    envelope (anchors J2).
+    """
+    return (
+        isinstance(document, dict)
+        and document.get("error") is not None
+        and not document.get("choices")
+    )
+
+
+def _error_finish(code: str, message: str) -> Finish:
+    return Finish(reason="error", code=code, message=message)

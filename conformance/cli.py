@@ -1,0 +1,199 @@
+"""``conformance``: run the suite against an adapter, list the catalogue."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from fakeprovider.fixtures import FixtureError, load_fixtures
+from fakeprovider.scenario import Scenario
+
+from .adapters.base import AdapterLoadError, AdapterSession, load_python_adapter
+from .invariants import CATALOGUE, VERDICTS
+from .options import DEFAULT_POLICY, RunOptions
+from .results import CaseResult, RunResult
+from .runner import run_suite
+
+REFERENCE_ADAPTER = "conformance.adapters.reference:factory"
+_VERDICT_STYLE = {
+    "pass": "green",
+    "non-strict": "yellow",
+    "info": "cyan",
+    "n/a": "dim",
+    "fail": "bold red",
+}
+
+
+def bundled_fixtures() -> Path:
+    """The repository's fixture corpus (next to the package in a checkout)."""
+    return Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@click.group()
+@click.version_option(package_name="streamconform")
+def main() -> None:
+    """Conformance suite for LLM streaming adapters."""
+
+
+@main.command()
+@click.option("--adapter", "adapter_target", help="Python adapter: module:factory.")
+@click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol).")
+@click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Fixture file or directory (repeatable); default: the bundled corpus.",
+)
+@click.option("-k", "select", default=None, help="Only cases whose id contains this text.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write results JSON.")
+@click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write reports.")
+@click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures.")
+@click.option(
+    "--transport",
+    type=click.Choice(["loopback", "in-process"]),
+    default="loopback",
+    show_default=True,
+    help="How the adapter reaches the fake provider.",
+)
+@click.option("--idle-timeout", default=1.0, show_default=True, help="Seconds without a byte.")
+@click.option("--timeout", default=15.0, show_default=True, help="Seconds per case.")
+def run(
+    adapter_target: str | None,
+    adapter_cmd: str | None,
+    fixture_paths: tuple[Path, ...],
+    select: str | None,
+    json_path: Path | None,
+    report_dir: Path | None,
+    strict: bool,
+    transport: Literal["loopback", "in-process"],
+    idle_timeout: float,
+    timeout: float,
+) -> None:
+    """Run the cases against an adapter (the bundled reference adapter by default).
+
+    Exits 0 only when no verdict is a failure.
+    """
+    if adapter_target and adapter_cmd:
+        raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), select)
+    options = RunOptions(
+        policy=DEFAULT_POLICY,
+        idle_timeout_s=idle_timeout,
+        timeout_s=timeout,
+        strict=strict,
+        transport=transport,
+    )
+    result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
+    console = Console()
+    print_summary(console, result)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(result.to_json(), encoding="utf-8")
+        console.print(f"results: {json_path}")
+    if report_dir is not None:
+        _write_reports(console, result, report_dir)
+    sys.exit(1 if result.failed else 0)
+
+
+def _scenarios(paths: Sequence[Path], select: str | None) -> list[Scenario]:
+    try:
+        scenarios = load_fixtures(paths)
+    except FixtureError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(2)
+    chosen = [s for s in scenarios if select is None or select in s.id]
+    if not chosen:
+        raise click.UsageError("no case selected")
+    return chosen
+
+
+async def _run(
+    target: str | None, command: str | None, scenarios: list[Scenario], options: RunOptions
+) -> RunResult:
+    session = await _open_session(target, command, options)
+    try:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[case]}"),
+            console=Console(stderr=True),
+            transient=True,
+        ) as progress:
+            task = progress.add_task(session.hello.name, total=len(scenarios), case="")
+
+            def advance(case: CaseResult) -> None:
+                progress.update(task, advance=1, case=case.case)
+
+            return await run_suite(session, scenarios, options, on_case=advance)
+    finally:
+        await session.close()
+
+
+async def _open_session(
+    target: str | None, command: str | None, options: RunOptions
+) -> AdapterSession:
+    try:
+        if command:
+            from .adapters.subprocess import SubprocessAdapterSession
+
+            return await SubprocessAdapterSession.start(command)
+        return load_python_adapter(target or REFERENCE_ADAPTER, options)
+    except AdapterLoadError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def print_summary(console: Console, result: RunResult) -> None:
+    hello = result.adapter
+    console.print(f"[bold]{hello['name']}[/] {hello['version']} — {len(result.cases)} cases")
+    table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
+    for invariant_id, counts in result.per_invariant().items():
+        level = CATALOGUE[invariant_id].level if invariant_id in CATALOGUE else "?"
+        cells = [f"[{_VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
+        table.add_row(invariant_id, level, *cells)
+    console.print(table)
+    failing = [case for case in result.cases if case.worst in ("fail", "non-strict")]
+    for case in failing:
+        for invariant_id, verdict in case.verdicts.items():
+            if verdict.verdict in ("fail", "non-strict"):
+                style = _VERDICT_STYLE[verdict.verdict]
+                console.print(
+                    f"[{style}]{verdict.verdict}[/] {case.case} {invariant_id}: {verdict.reason}",
+                    markup=True,
+                    highlight=False,
+                )
+    totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
+    console.print(f"[bold]{'FAILED' if result.failed else 'OK'}[/]: {totals}")
+
+
+def _write_reports(console: Console, result: RunResult, out_dir: Path) -> None:
+    from .report import write_reports
+
+    written = write_reports(result, out_dir)
+    for kind, path in written.items():
+        console.print(f"{kind}: {path}")
+
+
+@main.command("list")
+def list_invariants() -> None:
+    """Print the invariant catalogue."""
+    table = Table("id", "level", "needs", "statement", "source", show_lines=False)
+    for invariant in CATALOGUE.values():
+        table.add_row(
+            invariant.id,
+            invariant.level,
+            ", ".join(invariant.needs),
+            invariant.statement,
+            invariant.source,
+        )
+    Console().print(table)

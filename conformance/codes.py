@@ -1,0 +1,60 @@
+"""Canonical failure codes (INVARIANTS.md, "Canonical codes").
+
+Codes are plain strings on the wire; these constants exist so that no module spells one by hand.
+"""
+
+from typing import Final
+
+EMPTY_RESPONSE: Final = "EMPTY_RESPONSE"
+MALFORMED_TOOL_CALL: Final = "MALFORMED_TOOL_CALL"
+MALFORMED_RESPONSE: Final = "MALFORMED_RESPONSE"
+STREAM_CLOSED: Final = "STREAM_CLOSED"
+TRANSPORT: Final = "TRANSPORT"
+TIMEOUT: Final = "TIMEOUT"
+RATE_LIMIT: Final = "RATE_LIMIT"
+SERVER: Final = "SERVER"
+AUTH: Final = "AUTH"
+QUOTA: Final = "QUOTA"
+INVALID_REQUEST: Final = "INVALID_REQUEST"
+CONTEXT_WINDOW_EXCEEDED: Final = "CONTEXT_WINDOW_EXCEEDED"
+ABORTED: Final = "ABORTED"
+
+# The fixed members of the vocabulary; `HTTP_<status>` and upper-cased wire finish reasons
+# (`CONTENT_FILTER`, ...) are open-ended and built by the helpers below.
+CANONICAL_CODES: Final = frozenset(
+    {
+        EMPTY_RESPONSE,
+        MALFORMED_TOOL_CALL,
+        MALFORMED_RESPONSE,
+        STREAM_CLOSED,
+        TRANSPORT,
+        TIMEOUT,
+        RATE_LIMIT,
+        SERVER,
+        AUTH,
+        QUOTA,
+        INVALID_REQUEST,
+        CONTEXT_WINDOW_EXCEEDED,
+        ABORTED,
+    }
+)
+
+# Transient failures: the attempt produced nothing durable, so repeating it is safe.
+DEFAULT_RETRYABLE_CODES: Final[tuple[str, ...]] = (
+    EMPTY_RESPONSE,
+    MALFORMED_TOOL_CALL,
+    RATE_LIMIT,
+    SERVER,
+    TIMEOUT,
+    TRANSPORT,
+)
+
+
+def http_status_code(status: int) -> str:
+    """The code for an HTTP status that no more specific rule classifies."""
+    return f"HTTP_{status}"
+
+
+def finish_reason_code(reason: str) -> str:
+    """The code for a wire `finish_reason` outside stop/tool_calls/length."""
+    return reason.upper()

@@ -1,0 +1,281 @@
+"""The event model of the adapter protocol (ADAPTER-PROTOCOL.md) and its JSON Lines codec.
+
+Field names are the protocol's wire names. Optional fields are omitted from the JSON when unset,
+never written as `null` (invariant G8). Parsing is strict about types (no `"3"` for `3`) and
+rejects unknown fields, so a misspelt field is reported rather than silently dropped. A `null`
+sent by an adapter for an optional field is accepted and stays visible in `model_fields_set`
+(see `explicit_null_fields`), so the G8 checker, not the parser, judges it.
+"""
+
+import json
+import math
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from conformance.codes import DEFAULT_RETRYABLE_CODES
+
+PROTOCOL_VERSION = 1
+
+BlockType = Literal["text", "reasoning", "tool-call"]
+FinishReason = Literal["stop", "tool-calls", "max-tokens", "error", "aborted"]
+
+
+class EventDecodeError(ValueError):
+    """A protocol line that is not valid JSON or not a known, well-formed message."""
+
+
+class WireModel(BaseModel):
+    """Base of every protocol message: strict, closed, immutable."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    def to_json_line(self) -> str:
+        """One JSON Lines record (no trailing newline); unset optional fields are omitted."""
+        return self.model_dump_json(exclude_none=True)
+
+
+# --- assembled blocks (the `block` of a `block-end`) ---
+
+
+class TextBlock(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningBlock(WireModel):
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallBlock(WireModel):
+    type: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    arguments: str
+
+
+Block = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]
+
+
+# --- events (adapter -> suite) ---
+
+
+class EventBase(WireModel):
+    # Declared first so that it leads each JSON line, as in the protocol's examples.
+    case: str | None = None
+
+
+class BlockStart(EventBase):
+    type: Literal["block-start"] = "block-start"
+    index: int
+    block_type: BlockType
+
+
+class TextDelta(EventBase):
+    type: Literal["text-delta"] = "text-delta"
+    index: int
+    text: str
+
+
+class ReasoningDelta(EventBase):
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+    index: int
+    text: str
+
+
+class ToolCallDelta(EventBase):
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments_delta: str
+
+
+class BlockEnd(EventBase):
+    type: Literal["block-end"] = "block-end"
+    index: int
+    block: Block
+
+
+class Usage(EventBase):
+    type: Literal["usage"] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+class Finish(EventBase):
+    type: Literal["finish"] = "finish"
+    reason: FinishReason
+    code: str | None = None
+    message: str | None = None
+
+    @model_validator(mode="after")
+    def _error_has_code(self) -> "Finish":
+        if self.reason == "error" and not self.code:
+            raise ValueError("a finish with reason 'error' requires a non-empty code")
+        return self
+
+
+class Retry(EventBase):
+    type: Literal["retry"] = "retry"
+    attempt: int
+    code: str
+    delay_ms: float
+
+
+class Thrown(EventBase):
+    type: Literal["thrown"] = "thrown"
+    message: str
+    code: str | None = None
+
+
+class End(EventBase):
+    type: Literal["end"] = "end"
+
+
+Event = Annotated[
+    BlockStart
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | BlockEnd
+    | Usage
+    | Finish
+    | Retry
+    | Thrown
+    | End,
+    Field(discriminator="type"),
+]
+
+_EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+# --- handshake and case request ---
+
+
+class Capabilities(WireModel):
+    # An undeclared capability is not claimed: its invariants are reported `n/a`.
+    deltas: bool = False
+    reasoning: bool = False
+    usage: bool = False
+    retry: bool = False
+    error_codes: bool = False
+
+
+class Hello(WireModel):
+    type: Literal["hello"] = "hello"
+    protocol: int
+    name: str
+    version: str
+    capabilities: Capabilities
+
+
+class RetryPolicy(WireModel):
+    """The retry policy the suite hands to an adapter with the `retry` capability."""
+
+    max_retries: int = Field(ge=0)
+    retryable_codes: list[str] = Field(default_factory=lambda: list(DEFAULT_RETRYABLE_CODES))
+    initial_delay_ms: float = Field(gt=0)
+    max_delay_ms: float = Field(gt=0)
+    jitter_ratio: float = Field(ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _initial_within_max(self) -> "RetryPolicy":
+        if self.initial_delay_ms > self.max_delay_ms:
+            raise ValueError("initial_delay_ms must not exceed max_delay_ms")
+        return self
+
+
+class RunCase(WireModel):
+    """The suite -> adapter line that starts one case."""
+
+    type: Literal["run"] = "run"
+    case: str
+    base_url: str
+    api_key: str
+    request: dict[str, Any]
+    retry: RetryPolicy
+    idle_timeout_s: float = Field(gt=0)
+    timeout_s: float = Field(gt=0)
+
+
+# --- codec ---
+
+_Message = TypeVar("_Message", bound=WireModel)
+
+
+def dump_event(event: WireModel) -> str:
+    """Serialise any protocol message to one JSON Lines record (no trailing newline)."""
+    return event.to_json_line()
+
+
+def parse_event_line(line: str | bytes) -> Event:
+    """Decode one adapter -> suite event line; raise EventDecodeError if it is not one."""
+    payload = _load_object(line)
+    kind = payload.get("type")
+    try:
+        return _EVENT_ADAPTER.validate_python(payload)
+    except ValidationError as error:
+        if error.errors()[0]["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            raise EventDecodeError(f"unknown event type {kind!r}") from error
+        # Drop the leading location, the union tag, which repeats the event type.
+        raise EventDecodeError(f"invalid {kind!r} event: {_summarise(error, skip=1)}") from error
+
+
+def parse_hello_line(line: str | bytes) -> Hello:
+    """Decode the adapter's handshake line."""
+    return _parse_as(Hello, line)
+
+
+def parse_run_line(line: str | bytes) -> RunCase:
+    """Decode a suite -> adapter `run` line (used by Python adapters behind the subprocess API)."""
+    return _parse_as(RunCase, line)
+
+
+def explicit_null_fields(message: WireModel) -> list[str]:
+    """Optional fields the sender wrote as JSON `null` instead of omitting them (G8)."""
+    return [
+        name
+        for name in type(message).model_fields
+        if name in message.model_fields_set and getattr(message, name) is None
+    ]
+
+
+def _parse_as(model: type[_Message], line: str | bytes) -> _Message:
+    payload = _load_object(line)
+    try:
+        return model.model_validate(payload)
+    except ValidationError as error:
+        raise EventDecodeError(f"invalid {model.__name__}: {_summarise(error)}") from error
+
+
+def _reject_constant(constant: str) -> float:
+    # Python's json accepts NaN/Infinity; JSON does not.
+    raise EventDecodeError(f"{constant} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise EventDecodeError(f"number out of range: {text}")
+    return value
+
+
+def _load_object(line: str | bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise EventDecodeError(f"not valid JSON: {error}") from error
+    if not isinstance(payload, dict):
+        raise EventDecodeError(f"expected a JSON object, got {type(payload).__name__}")
+    return payload
+
+
+def _summarise(error: ValidationError, skip: int = 0) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc'][skip:]) or '<root>'}: {item['msg']}"
+        for item in error.errors()
+    )

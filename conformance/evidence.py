@@ -1,0 +1,224 @@
+"""What a case produced, arranged for the checkers: events split per attempt, the
+assembled outcome of each attempt, the provider's request log and the oracle's view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fakeprovider.registry import RequestRecord
+from fakeprovider.scenario import Scenario
+
+from .events import (
+    Block,
+    BlockEnd,
+    Capabilities,
+    Event,
+    Finish,
+    ReasoningBlock,
+    Retry,
+    RetryPolicy,
+    TextBlock,
+    Thrown,
+    ToolCallBlock,
+    Usage,
+)
+from .oracle import ExpectedAttempt, ExpectedOutcome
+
+CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
+
+
+@dataclass(frozen=True)
+class ObservedAttempt:
+    """The events of one attempt, up to and including the ``retry`` that discarded it."""
+
+    number: int
+    events: tuple[Event, ...]
+
+    @property
+    def finishes(self) -> list[Finish]:
+        return [e for e in self.events if isinstance(e, Finish)]
+
+    @property
+    def thrown(self) -> Thrown | None:
+        return next((e for e in self.events if isinstance(e, Thrown)), None)
+
+    @property
+    def finish(self) -> Finish | None:
+        finishes = self.finishes
+        return finishes[0] if finishes else None
+
+    @property
+    def retry(self) -> Retry | None:
+        return next((e for e in self.events if isinstance(e, Retry)), None)
+
+    @property
+    def usages(self) -> list[Usage]:
+        return [e for e in self.events if isinstance(e, Usage)]
+
+    @property
+    def blocks(self) -> list[Block]:
+        """Assembled blocks, in the order their block-ends arrived."""
+        return [e.block for e in self.events if isinstance(e, BlockEnd)]
+
+    @property
+    def failed(self) -> bool:
+        finish = self.finish
+        return self.thrown is not None or finish is None or finish.reason in ("error", "aborted")
+
+    @property
+    def code(self) -> str | None:
+        if self.finish is not None:
+            return self.finish.code
+        return self.thrown.code if self.thrown is not None else None
+
+    def describe(self) -> str:
+        """A short account of how the attempt ended, for verdict reasons."""
+        if self.thrown is not None:
+            return f"threw {self.thrown.code or '(no code)'}: {self.thrown.message[:120]}"
+        finish = self.finish
+        if finish is None:
+            return "no finish"
+        return f"finish {finish.reason}" + (f" {finish.code}" if finish.code else "")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything known about one case; checkers read it and never mutate it."""
+
+    scenario: Scenario
+    expected: ExpectedOutcome
+    events: tuple[Event, ...]
+    capabilities: Capabilities
+    policy: RetryPolicy | None
+    idle_timeout_s: float
+    requests: tuple[RequestRecord, ...] = ()
+    status: CaseStatus = "completed"
+    detail: str = ""  # why the case is not `completed`
+    attempts: tuple[ObservedAttempt, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attempts", split_attempts(self.events))
+
+    def pairs(self) -> list[tuple[ObservedAttempt, ExpectedAttempt]]:
+        """Observed attempt n beside the oracle's attempt n (the one the provider served)."""
+        return [(observed, self.scenario_attempt(observed.number)) for observed in self.attempts]
+
+    def scenario_attempt(self, number: int) -> ExpectedAttempt:
+        if number <= len(self.expected.attempts):
+            return self.expected.attempts[number - 1]
+        # The adapter retried more than a conforming one would; the provider still
+        # served attempt `number`, which the last expected attempt stands for.
+        return self.expected.attempts[-1]
+
+
+def split_attempts(events: tuple[Event, ...]) -> tuple[ObservedAttempt, ...]:
+    """Cut the event list after each ``retry`` event."""
+    attempts: list[ObservedAttempt] = []
+    current: list[Event] = []
+    for event in events:
+        if event.type == "end":
+            continue
+        current.append(event)
+        if isinstance(event, Retry):
+            attempts.append(ObservedAttempt(len(attempts) + 1, tuple(current)))
+            current = []
+    if current or not attempts:
+        attempts.append(ObservedAttempt(len(attempts) + 1, tuple(current)))
+    return tuple(attempts)
+
+
+# --- comparing outcomes ---------------------------------------------------------------
+
+
+def texts(
+    blocks: list[Block] | tuple[Block, ...], kind: type[TextBlock | ReasoningBlock]
+) -> list[str]:
+    return [b.text for b in blocks if isinstance(b, kind)]
+
+
+def tool_calls(blocks: list[Block] | tuple[Block, ...]) -> list[ToolCallBlock]:
+    return [b for b in blocks if isinstance(b, ToolCallBlock)]
+
+
+def usage_difference(observed: Usage, expected: Usage) -> str | None:
+    pairs: list[tuple[str, int | None, int | None]] = [
+        ("input_tokens", observed.input_tokens, expected.input_tokens),
+        ("output_tokens", observed.output_tokens, expected.output_tokens),
+        ("cache_read_tokens", observed.cache_read_tokens or 0, expected.cache_read_tokens or 0),
+    ]
+    if expected.reasoning_tokens is not None:
+        pairs.append(("reasoning_tokens", observed.reasoning_tokens, expected.reasoning_tokens))
+    for name, seen, wanted in pairs:
+        if seen != wanted:
+            return f"usage {name} is {seen}, expected {wanted}"
+    return None
+
+
+def outcome_difference(
+    observed: ObservedAttempt, expected: ExpectedAttempt, capabilities: Capabilities
+) -> str | None:
+    """The first way the observed attempt differs from the expected one, or None.
+
+    Compares what the caller sees: finish (and code), text, reasoning, tool calls, usage;
+    a capability the adapter does not declare is left out of the comparison.
+    """
+    if expected.success != (not observed.failed):
+        wanted = expected.reason + (f" {expected.code}" if expected.code else "")
+        return f"{observed.describe()}, expected finish {wanted}"
+    if not expected.success:
+        if capabilities.error_codes and observed.code != expected.code:
+            return f"{observed.describe()}, expected code {expected.code}"
+        return None
+    assert observed.finish is not None
+    if observed.finish.reason != expected.reason:
+        return f"finish {observed.finish.reason}, expected {expected.reason}"
+    return blocks_difference(observed.blocks, expected.blocks, capabilities) or (
+        _usage_problem(observed, expected) if capabilities.usage else None
+    )
+
+
+def blocks_difference(
+    observed: list[Block], expected: tuple[Block, ...], capabilities: Capabilities
+) -> str | None:
+    kinds: list[tuple[str, type[TextBlock | ReasoningBlock]]] = [("text", TextBlock)]
+    if capabilities.reasoning:
+        kinds.append(("reasoning", ReasoningBlock))
+    for label, kind in kinds:
+        seen, wanted = texts(observed, kind), texts(expected, kind)
+        if seen != wanted:
+            return f"{label} blocks {_short(seen)}, expected {_short(wanted)}"
+    return tool_calls_difference(tool_calls(observed), tool_calls(expected))
+
+
+def tool_calls_difference(
+    observed: list[ToolCallBlock], expected: list[ToolCallBlock]
+) -> str | None:
+    if len(observed) != len(expected):
+        return f"{len(observed)} tool call(s) {_calls(observed)}, expected {_calls(expected)}"
+    for position, (seen, wanted) in enumerate(zip(observed, expected, strict=True)):
+        for name in ("id", "name", "arguments"):
+            if getattr(seen, name) != getattr(wanted, name):
+                return (
+                    f"tool call {position} {name} {_short(getattr(seen, name))}, "
+                    f"expected {_short(getattr(wanted, name))}"
+                )
+    return None
+
+
+def _usage_problem(observed: ObservedAttempt, expected: ExpectedAttempt) -> str | None:
+    usages = observed.usages
+    if expected.usage is None:
+        return None
+    if not usages:
+        return "no usage reported, expected one"
+    return usage_difference(usages[-1], expected.usage)
+
+
+def _calls(calls: list[ToolCallBlock]) -> str:
+    return _short([(c.id, c.name, c.arguments) for c in calls])
+
+
+def _short(value: object, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

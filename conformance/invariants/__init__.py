@@ -1,0 +1,34 @@
+"""The invariant catalogue (INVARIANTS.md): one module per family, registered on import."""
+
+from . import content, empty, framing, grammar, identity, transport
+from .registry import (
+    CATALOGUE,
+    VERDICTS,
+    Invariant,
+    Judgement,
+    Level,
+    Verdict,
+    breached,
+    held,
+    invariant,
+    weaker,
+)
+
+__all__ = [
+    "CATALOGUE",
+    "VERDICTS",
+    "Invariant",
+    "Judgement",
+    "Level",
+    "Verdict",
+    "breached",
+    "content",
+    "empty",
+    "framing",
+    "grammar",
+    "held",
+    "identity",
+    "invariant",
+    "transport",
+    "weaker",
+]

@@ -1,0 +1,60 @@
+"""Pieces the family checkers share: pairing attempts and judging expected failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..evidence import Evidence, ObservedAttempt, outcome_difference
+from ..oracle import ExpectedAttempt
+from .registry import Judgement, breached, held, weaker
+
+Applies = Callable[[ExpectedAttempt], bool]
+Compare = Callable[[ObservedAttempt, ExpectedAttempt, Evidence], str | Judgement | None]
+
+
+def judge_attempts(evidence: Evidence, applies: Applies, compare: Compare) -> Judgement | None:
+    """Compare every attempt the invariant applies to; None when none applies.
+
+    ``compare`` returns a problem (str), a judgement, or None when the attempt is fine.
+    """
+    relevant = [(seen, wanted) for seen, wanted in evidence.pairs() if applies(wanted)]
+    if not relevant:
+        return None
+    softer: Judgement | None = None
+    for seen, wanted in relevant:
+        result = compare(seen, wanted, evidence)
+        if isinstance(result, str):
+            return breached(f"attempt {seen.number}: {result}")
+        if isinstance(result, Judgement) and not result.held:
+            if not result.weaker:
+                return Judgement(False, f"attempt {seen.number}: {result.reason}")
+            softer = softer or Judgement(False, f"attempt {seen.number}: {result.reason}", True)
+    return softer or held()
+
+
+def has_feature(*names: str) -> Applies:
+    """Applies to attempts whose wire shows any of the given features."""
+    return lambda wanted: any(name in wanted.features for name in names)
+
+
+def same_outcome(seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence) -> str | None:
+    """The central property: the caller sees what the oracle expects."""
+    return outcome_difference(seen, wanted, evidence.capabilities)
+
+
+def expected_failure(
+    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+) -> Judgement | None:
+    """The attempt must fail with the oracle's code, yielded as a finish, not thrown."""
+    code = wanted.code
+    check_code = evidence.capabilities.error_codes
+    finish = seen.finish
+    if finish is not None and finish.reason == "error":
+        if check_code and finish.code != code:
+            return breached(f"finish error {finish.code}, expected {code}")
+        return None
+    if seen.thrown is not None:
+        if check_code and seen.thrown.code != code:
+            return breached(f"{seen.describe()}, expected finish error {code}")
+        return weaker(f"threw {seen.thrown.code} instead of yielding finish error {code}")
+    return breached(f"{seen.describe()}, expected finish error {code}")

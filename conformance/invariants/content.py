@@ -1,0 +1,97 @@
+"""C — text, reasoning, arguments, usage and finish: what the caller is handed."""
+
+from __future__ import annotations
+
+from ..events import ReasoningBlock, TextBlock
+from ..evidence import Evidence, ObservedAttempt, texts, tool_calls, usage_difference
+from ..oracle import ExpectedAttempt
+from .common import Compare, judge_attempts
+from .registry import Judgement, invariant
+
+HARNESS = "harness: DeepSeek translator (llm-deepseek/src/translate.ts)"
+
+
+def _success(wanted: ExpectedAttempt) -> bool:
+    return wanted.success
+
+
+def _text_equal(kind: type[TextBlock | ReasoningBlock], label: str) -> Compare:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
+        got, expected = texts(seen.blocks, kind), texts(wanted.blocks, kind)
+        return None if got == expected else f"{label} {got!r}, expected {expected!r}"
+
+    return compare
+
+
+@invariant(
+    "C1",
+    "MUST",
+    'Text is the concatenation of the non-empty content strings; null, "" and absent open nothing.',
+    source=HARNESS,
+)
+def check_text_assembly(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, _success, _text_equal(TextBlock, "text"))
+
+
+@invariant(
+    "C2",
+    "MUST",
+    "Reasoning is assembled likewise from reasoning_content; the empty first-chunk "
+    "signature opens no block.",
+    source=HARNESS,
+    needs=("reasoning",),
+)
+def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, _success, _text_equal(ReasoningBlock, "reasoning"))
+
+
+@invariant(
+    "C3",
+    "MUST",
+    "Tool-call arguments are the raw concatenation of their fragments, never parsed or "
+    "re-serialised.",
+    source=HARNESS,
+)
+def check_arguments_raw(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
+        got = [call.arguments for call in tool_calls(seen.blocks)]
+        expected = [call.arguments for call in tool_calls(wanted.blocks)]
+        return None if got == expected else f"arguments {got!r}, expected {expected!r}"
+
+    return judge_attempts(evidence, lambda w: w.success and bool(tool_calls(w.blocks)), compare)
+
+
+@invariant(
+    "C4",
+    "MUST",
+    "Usage is disjoint (input excludes cached tokens) and the last non-null usage wins.",
+    source=HARNESS + " (mapUsage)",
+    needs=("usage",),
+)
+def check_usage_mapping(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
+        assert wanted.usage is not None
+        if not seen.usages:
+            return "no usage reported, expected one"
+        return usage_difference(seen.usages[-1], wanted.usage)
+
+    return judge_attempts(evidence, lambda w: w.usage is not None, compare)
+
+
+@invariant(
+    "C5",
+    "MUST",
+    "Finish mapping: stop→stop, tool_calls→tool-calls, length→max-tokens, other→error with "
+    "the upper-cased code; the last reason wins; none by [DONE] → stop.",
+    source=HARNESS,
+)
+def check_finish_mapping(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
+        finish = seen.finish
+        if finish is None or finish.reason != wanted.reason:
+            return f"{seen.describe()}, expected finish {wanted.reason} {wanted.code or ''}"
+        if ev.capabilities.error_codes and wanted.code and finish.code != wanted.code:
+            return f"finish error {finish.code}, expected {wanted.code}"
+        return None
+
+    return judge_attempts(evidence, lambda w: w.success or "finish-unknown" in w.features, compare)

@@ -1,0 +1,92 @@
+"""S — SSE framing (WHATWG event stream): framing never changes what the caller sees."""
+
+from __future__ import annotations
+
+from ..evidence import Evidence, ObservedAttempt
+from ..oracle import ExpectedAttempt
+from .common import expected_failure, has_feature, judge_attempts, same_outcome
+from .registry import Judgement, held, invariant, weaker
+
+WHATWG = "WHATWG HTML: server-sent events, event stream interpretation"
+
+
+@invariant(
+    "S1",
+    "MUST",
+    "LF, CR and CRLF line endings give the same result.",
+    source=WHATWG,
+)
+def check_line_endings(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, has_feature("framing-cr", "framing-crlf"), same_outcome)
+
+
+@invariant(
+    "S2",
+    "MUST",
+    "The result is independent of how bytes are split into network writes (inside data:, "
+    "the blank line, or a multi-byte character).",
+    source=WHATWG + "; anchors I5, I6",
+)
+def check_write_splits(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(
+        evidence, has_feature("split-byte", "split-fixed", "split-offsets"), same_outcome
+    )
+
+
+@invariant(
+    "S3",
+    "MUST",
+    "Comments, event/id/retry/unknown fields, data: with or without a space, multi-line "
+    "data and a leading BOM do not change payloads.",
+    source=WHATWG + "; anchors I1-I4",
+)
+def check_field_parsing(evidence: Evidence) -> Judgement | None:
+    features = (
+        "framing-comment",
+        "framing-field",
+        "framing-bom",
+        "framing-data-no-space",
+        "framing-multiline-data",
+    )
+    return judge_attempts(evidence, has_feature(*features), same_outcome)
+
+
+@invariant("S4", "MUST", "Nothing after [DONE] is read.", source="harness: sse.ts stops at [DONE]")
+def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, has_feature("after-done"), same_outcome)
+
+
+@invariant(
+    "S5",
+    "MUST",
+    "A stream that ends before a complete [DONE] event is a STREAM_CLOSED failure, never a "
+    "success.",
+    source="harness: sse.ts (SSE stream ended without [DONE])",
+)
+def check_eof_before_done(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, has_feature("no-done"), expected_failure)
+
+
+@invariant(
+    "S6",
+    "MUST",
+    "A payload that is not JSON is a MALFORMED_RESPONSE failure.",
+    source="harness: translate.ts (malformed SSE payload)",
+)
+def check_non_json_payload(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, has_feature("non-json"), expected_failure)
+
+
+@invariant(
+    "S7",
+    "SHOULD",
+    'A mid-stream {"error": …} payload is surfaced as a failure, not an empty or partial success.',
+    source="anchors J1-J3 (the harness ignores it: recorded)",
+)
+def check_error_object_surfaced(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, _: ExpectedAttempt, __: Evidence) -> Judgement:
+        if seen.failed:
+            return held(seen.describe())
+        return weaker(f"{seen.describe()}: the provider's error was swallowed")
+
+    return judge_attempts(evidence, has_feature("error-object"), compare)

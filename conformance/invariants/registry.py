@@ -1,0 +1,111 @@
+"""The invariant catalogue: each invariant is a small registered checker.
+
+A checker reads the :class:`~conformance.evidence.Evidence` of one case and returns a
+:class:`Judgement`, or ``None`` when the case does not exercise that invariant. The
+level turns a breach into a verdict: MUST → fail, SHOULD → non-strict, INFO → info.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..evidence import Evidence
+
+Level = Literal["MUST", "SHOULD", "INFO"]
+Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
+Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
+VERDICTS: tuple[Verdict, ...] = ("pass", "non-strict", "info", "n/a", "fail")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A checker's finding: held, breached (with the level's weight), or observed only.
+
+    ``weaker`` marks an accepted but weaker outcome (e.g. threw with the right code where
+    the spec says yield a finish): non-strict whatever the level.
+    """
+
+    held: bool
+    reason: str
+    weaker: bool = False
+
+
+def held(reason: str = "") -> Judgement:
+    return Judgement(True, reason)
+
+
+def breached(reason: str) -> Judgement:
+    return Judgement(False, reason)
+
+
+def weaker(reason: str) -> Judgement:
+    return Judgement(False, reason, weaker=True)
+
+
+Check = Callable[[Evidence], Judgement | None]
+
+
+@dataclass(frozen=True)
+class Invariant:
+    id: str
+    level: Level
+    statement: str
+    source: str
+    needs: tuple[Capability, ...]
+    check: Check
+
+    @property
+    def family(self) -> str:
+        return self.id.rstrip("0123456789")
+
+    def judge(self, evidence: Evidence, *, strict: bool = False) -> tuple[Verdict, str] | None:
+        """The verdict for one case, or None when the case does not exercise it."""
+        missing = [need for need in self.needs if not getattr(evidence.capabilities, need)]
+        judgement = self.check(evidence)
+        if judgement is None:
+            return None
+        if missing:
+            return "n/a", f"the adapter does not declare {', '.join(missing)}"
+        if evidence.status != "completed":
+            return "fail", f"adapter {evidence.status}: {evidence.detail}".rstrip(": ")
+        if self.level == "INFO":
+            return "info", judgement.reason
+        if judgement.held:
+            return "pass", judgement.reason
+        if judgement.weaker or self.level == "SHOULD":
+            return ("fail" if strict else "non-strict"), judgement.reason
+        return "fail", judgement.reason
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "level": self.level,
+            "statement": self.statement,
+            "source": self.source,
+            "needs": list(self.needs),
+        }
+
+
+CATALOGUE: dict[str, Invariant] = {}
+
+
+def invariant(
+    id: str,
+    level: Level,
+    statement: str,
+    *,
+    source: str,
+    needs: tuple[Capability, ...] = (),
+) -> Callable[[Check], Check]:
+    """Register the decorated function as the checker of invariant ``id``."""
+
+    def register(check: Check) -> Check:
+        if id in CATALOGUE:
+            raise ValueError(f"invariant {id} is registered twice")
+        CATALOGUE[id] = Invariant(id, level, statement, source, needs, check)
+        return check
+
+    return register

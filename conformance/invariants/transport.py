@@ -1,0 +1,104 @@
+"""H — HTTP status mapping and transport failures: refused, reset, stalled, one request."""
+
+from __future__ import annotations
+
+from ..evidence import Evidence, ObservedAttempt
+from ..oracle import ExpectedAttempt
+from .common import expected_failure, has_feature, judge_attempts
+from .registry import Judgement, breached, held, invariant, weaker
+
+ADAPTER = "harness: DeepSeek adapter HTTP handling (llm-deepseek/src/adapter.ts)"
+# A stalled attempt may take the idle timeout plus this much before the adapter gives up:
+# generous, because a loaded 2-core CI machine schedules late.
+STALL_GRACE_S = 2.0
+# Retry-After given as an HTTP date is rounded to whole seconds by the header format.
+RETRY_AFTER_DATE_TOLERANCE_MS = 1000.0
+
+
+@invariant(
+    "H1",
+    "SHOULD",
+    "HTTP status mapping: 401/403→AUTH, quota wording→QUOTA, 429→RATE_LIMIT, 400 with "
+    "context-length wording→CONTEXT_WINDOW_EXCEEDED, 400/413→INVALID_REQUEST, ≥500→SERVER, "
+    "else HTTP_<status>.",
+    source=ADAPTER + " (httpErrorCode)",
+    needs=("error_codes",),
+)
+def check_status_mapping(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(evidence, has_feature("http-error"), expected_failure)
+
+
+@invariant(
+    "H2",
+    "SHOULD",
+    "Retry-After (seconds or HTTP date) is read; zero, past or unparsable is ignored.",
+    source=ADAPTER + " (providerRetryAfterMs)",
+    needs=("retry",),
+)
+def check_retry_after_read(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> Judgement:
+        retry = seen.retry
+        assert wanted.retry_after_ms is not None
+        if retry is None:
+            return held("not retried")  # whether it should have been is R's business
+        if abs(retry.delay_ms - wanted.retry_after_ms) > RETRY_AFTER_DATE_TOLERANCE_MS:
+            return weaker(
+                f"retry after {retry.delay_ms} ms, Retry-After said {wanted.retry_after_ms} ms"
+            )
+        return held(f"retry after {retry.delay_ms} ms")
+
+    return judge_attempts(evidence, has_feature("retry-after"), compare)
+
+
+@invariant(
+    "H3",
+    "MUST",
+    "A refused or reset connection is a TRANSPORT failure; partial blocks are not closed as a "
+    "success.",
+    source=ADAPTER + " (transport errors)",
+)
+def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
+    return judge_attempts(
+        evidence, has_feature("reset", "fault-reset", "fault-close"), expected_failure
+    )
+
+
+@invariant(
+    "H4",
+    "MUST",
+    "A stalled body fails with TIMEOUT within the idle timeout, and the connection is closed.",
+    source=ADAPTER + " (idle watchdog); anchors J6",
+)
+def check_stall_times_out(evidence: Evidence) -> Judgement | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
+        failure = expected_failure(seen, wanted, ev)
+        if failure is not None and not failure.weaker:
+            return failure
+        record = next((r for r in ev.requests if r.attempt == seen.number), None)
+        if record is None:
+            return failure
+        if record.ended_at is None or record.ended == "pending":
+            return breached("the stalled connection was left open")
+        waited = record.ended_at - record.received_at
+        if waited > ev.idle_timeout_s + STALL_GRACE_S:
+            return breached(
+                f"gave up after {waited:.2f} s; the idle timeout is {ev.idle_timeout_s} s"
+            )
+        return failure
+
+    return judge_attempts(evidence, has_feature("stall", "fault-stall"), compare)
+
+
+@invariant(
+    "H5",
+    "MUST",
+    "One attempt makes exactly one HTTP request.",
+    source="harness: llm-retry (one adapter stream per attempt)",
+)
+def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
+    if evidence.status != "completed" and not evidence.requests:
+        return None
+    made, reported = len(evidence.requests), len(evidence.attempts)
+    if made != reported:
+        return breached(f"the provider saw {made} request(s) for {reported} attempt(s)")
+    return held()

@@ -1,0 +1,59 @@
+"""Options of a conformance run, handed to adapter factories too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .codes import DEFAULT_RETRYABLE_CODES
+from .events import RetryPolicy
+
+# Small delays keep runs fast; a max_delay of 2 s still lets a `Retry-After: 1` be honoured.
+DEFAULT_POLICY = RetryPolicy(
+    max_retries=2,
+    retryable_codes=list(DEFAULT_RETRYABLE_CODES),
+    initial_delay_ms=1,
+    max_delay_ms=2000,
+    jitter_ratio=0,
+)
+
+DEFAULT_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {parameter: {"type": "string"}},
+                "required": [parameter],
+            },
+        },
+    }
+    for name, description, parameter in (
+        ("get_weather", "Current weather for a city", "city"),
+        ("get_time", "Current time in a time zone", "tz"),
+    )
+]
+
+
+def default_request() -> dict[str, Any]:
+    """The chat-completions request every case POSTs (a fresh copy each time)."""
+    return {
+        "model": "fake-model",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "tools": [dict(tool) for tool in DEFAULT_TOOLS],
+    }
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    policy: RetryPolicy = DEFAULT_POLICY
+    idle_timeout_s: float = 1.0
+    timeout_s: float = 15.0
+    strict: bool = False
+    transport: Literal["loopback", "in-process"] = "loopback"
+    api_key: str = "sk-test"
+    extra: dict[str, Any] = field(default_factory=dict)  # adapter-specific settings

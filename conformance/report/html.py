@@ -1,0 +1,637 @@
+"""The HTML reports: one self-contained page per run, and a matrix of several runs.
+
+Everything in a result may come from a hostile stream or a hand-edited results file, so
+the templates never mark anything safe: jinja2 escapes every expression, a ``finalize``
+hook makes invisible characters (controls, bidi overrides, BOM) visible first, only
+http(s) URLs become links, and a Content-Security-Policy admits nothing but the page's
+own style and filter script (by hash), so even an escaping bug could not run a script
+or fetch a resource.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+import jinja2
+import markupsafe
+
+from ..invariants import VERDICTS, Verdict
+from ..results import CaseResult, RunResult
+from .transcript import (
+    AttemptTranscript,
+    DiffRow,
+    ReplayError,
+    Reproducer,
+    case_scenario,
+    outcome_diff,
+    reproducer,
+    transcript,
+)
+
+# Most severe first: the order of tiles, table columns and chart segments.
+VERDICT_ORDER: tuple[Verdict, ...] = ("fail", "non-strict", "pass", "info", "n/a")
+VERDICT_CLASS: dict[str, str] = {
+    "fail": "fail",
+    "non-strict": "nonstrict",
+    "pass": "pass",
+    "info": "info",
+    "n/a": "na",
+}
+ATTENTION: tuple[Verdict, ...] = ("fail", "non-strict")
+FAMILY_TITLES = {
+    "G": "Stream grammar",
+    "C": "Content, usage, finish",
+    "T": "Tool-call identity",
+    "E": "Empty completions",
+    "S": "SSE framing",
+    "H": "HTTP and transport",
+    "R": "Retry",
+    "Q": "Provider quirks",
+}
+_INVISIBLE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+_HTTP_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+", re.IGNORECASE)
+_RELATIVE_URL = re.compile(r"(?![A-Za-z][A-Za-z0-9+.\-]*:)(?!//)[A-Za-z0-9\-._~/?#@!$&()*+,;=%]+")
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+_CHART_WIDTH = 520.0
+
+
+# --- text safety ------------------------------------------------------------------------
+
+
+@cache
+def _visible_char(char: str) -> str:
+    if char in "\n\t" or unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """Control, format (bidi overrides, BOM, zero-width) and surrogate characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(_visible_char(char) for char in text)
+
+
+def _finalize(value: object) -> object:
+    # Markup here is only ever a macro's output, whose own expressions were finalized.
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return visible(value)
+    return value
+
+
+def _milliseconds(value: float) -> str:
+    return f"{value:g} ms"
+
+
+def safe_href(url: str, *, relative: bool = False) -> str | None:
+    """``url`` if it is a plain http(s) URL (or, if allowed, a relative one); else None."""
+    if _HTTP_URL.fullmatch(url):
+        return url
+    if relative and _RELATIVE_URL.fullmatch(url):
+        return url
+    return None
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("-", text).strip("-") or "x"
+
+
+def _anchors(ids: Iterable[str], prefix: str) -> dict[str, str]:
+    """Unique, URL-fragment-safe element ids for arbitrary (possibly hostile) ids."""
+    anchors: dict[str, str] = {}
+    taken: set[str] = set()
+    for ident in ids:
+        if ident in anchors:
+            continue
+        anchor, n = f"{prefix}-{slug(ident)}", 1
+        while anchor in taken:
+            n += 1
+            anchor = f"{prefix}-{slug(ident)}-{n}"
+        anchors[ident] = anchor
+        taken.add(anchor)
+    return anchors
+
+
+# --- jinja ------------------------------------------------------------------------------
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("conformance.report", "templates"),
+        autoescape=True,
+        finalize=_finalize,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["ms"] = _milliseconds
+    env.globals["verdict_class"] = VERDICT_CLASS
+    env.globals["verdict_order"] = VERDICT_ORDER
+    return env
+
+
+def _csp_hash(template: str) -> str:
+    """The CSP source for an inline ``<style>``/``<script>`` holding ``template`` verbatim."""
+    text = _environment().get_template(template).render()
+    digest = hashlib.sha256(text.encode()).digest()
+    return "'sha256-" + base64.b64encode(digest).decode() + "'"
+
+
+def _render(template: str, *, script: bool, **context: Any) -> str:
+    policy = [
+        "default-src 'none'",
+        f"style-src {_csp_hash('style.css.jinja')}",
+        f"script-src {_csp_hash('filters.js.jinja') if script else chr(39) + 'none' + chr(39)}",
+        "img-src data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ]
+    return _environment().get_template(template).render(csp="; ".join(policy), **context)
+
+
+# --- shared view pieces -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    href: str | None
+
+
+@dataclass(frozen=True)
+class Segment:
+    verdict: str
+    count: int
+    x: float
+    width: float
+
+
+@dataclass(frozen=True)
+class FamilyBar:
+    family: str
+    title: str
+    total: int
+    segments: tuple[Segment, ...]
+    y: int
+
+
+def _family(invariant_id: str) -> str:
+    return invariant_id.rstrip("0123456789") or invariant_id
+
+
+def _family_title(family: str) -> str:
+    return FAMILY_TITLES.get(family, "")
+
+
+def _catalogue(result: RunResult) -> dict[str, dict[str, Any]]:
+    """Catalogue entries by id, plus bare entries for ids only the cases mention."""
+    entries = {str(entry.get("id")): entry for entry in result.catalogue}
+    for case in result.cases:
+        for invariant_id in case.verdicts:
+            entries.setdefault(invariant_id, {"id": invariant_id})
+    return entries
+
+
+def _match(pairs: Iterable[tuple[str, str]]) -> str:
+    """The ``data-match`` tokens the filter script reads: ``family:verdict``."""
+    return " ".join(sorted({f"{slug(family)}:{verdict}" for family, verdict in pairs}))
+
+
+def _count_summary(counts: dict[str, int]) -> str:
+    return " · ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
+
+
+def _bars(counts_by_family: dict[str, dict[str, int]]) -> tuple[FamilyBar, ...]:
+    bars = []
+    for row, (family, counts) in enumerate(counts_by_family.items()):
+        total = sum(counts.values())
+        x, segments = 0.0, []
+        for verdict in VERDICT_ORDER:
+            if counts.get(verdict):
+                width = _CHART_WIDTH * counts[verdict] / total
+                segments.append(Segment(verdict, counts[verdict], round(x, 2), round(width, 2)))
+                x += width
+        bars.append(FamilyBar(family, _family_title(family), total, tuple(segments), row * 28))
+    return tuple(bars)
+
+
+# --- the run report ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Header:
+    adapter: str
+    version: str
+    protocol: str
+    capabilities: tuple[tuple[str, bool], ...]
+    suite_version: str
+    schema: str
+    started: str
+    finished: str
+    duration: str
+    options: tuple[tuple[str, str], ...]
+    status: str
+    counts: dict[str, int]
+    cases: int
+    attention: int
+
+
+@dataclass(frozen=True)
+class InvariantRow:
+    id: str
+    anchor: str
+    family: str
+    level: str
+    statement: str
+    source: str
+    needs: str
+    counts: dict[str, int]
+    attention: tuple[tuple[str, str, str], ...]  # (case id, anchor, verdict)
+    others: int
+    match: str
+
+
+@dataclass(frozen=True)
+class VerdictLine:
+    invariant: str
+    anchor: str
+    verdict: str
+    reason: str
+    statement: str
+
+
+@dataclass(frozen=True)
+class RequestLine:
+    attempt: str
+    method: str
+    path: str
+    received: str
+    ended: str
+    how: str
+    waited: str
+    same_body: str
+    headers: tuple[str, ...]
+    body: str
+
+
+@dataclass(frozen=True)
+class CaseView:
+    id: str
+    anchor: str
+    title: str
+    description: str
+    status: str
+    detail: str
+    duration: str
+    worst: str
+    counts: str
+    tags: tuple[str, ...]
+    match: str
+    verdicts: tuple[VerdictLine, ...]
+    emitted_by: str = ""
+    notes: str = ""
+    urls: tuple[Link, ...] = ()
+    attempts: tuple[AttemptTranscript, ...] = ()
+    replay_problem: str = ""
+    diff: tuple[DiffRow, ...] = ()
+    events: tuple[str, ...] = ()
+    requests: tuple[RequestLine, ...] = ()
+    stderr: str = ""
+    repro: Reproducer | None = None
+
+
+@dataclass(frozen=True)
+class _Index:
+    """What every part of the report looks up: the catalogue and the element ids."""
+
+    result: RunResult
+    catalogue: dict[str, dict[str, Any]]
+    cases: dict[str, str]  # case id -> element id
+    invariants: dict[str, str]  # invariant id -> element id
+
+    @classmethod
+    def of(cls, result: RunResult) -> _Index:
+        catalogue = _catalogue(result)
+        return cls(
+            result,
+            catalogue,
+            _anchors((case.case for case in result.cases), "case"),
+            _anchors(catalogue, "inv"),
+        )
+
+
+def render_html(result: RunResult) -> str:
+    """The run's report: one self-contained, offline HTML page."""
+    index = _Index.of(result)
+    attention = [case for case in result.cases if _needs_attention(case)]
+    attention.sort(key=lambda case: VERDICT_ORDER.index(case.worst or "n/a"))
+    families = sorted({_family(i) for i in index.catalogue}, key=_family_sort_key)
+    return _render(
+        "report.html.jinja",
+        script=True,
+        header=_header(result, len(attention)),
+        bars=_bars(_family_counts(result, families)),
+        families=[(slug(family), family, _family_title(family)) for family in families],
+        invariants=_invariant_rows(index),
+        attention=[_with_details(_case_view(index, case), index, case) for case in attention],
+        passing=[_case_view(index, case) for case in result.cases if not _needs_attention(case)],
+    )
+
+
+def _family_sort_key(family: str) -> tuple[int, str]:
+    titles = list(FAMILY_TITLES)
+    return (titles.index(family) if family in titles else len(titles), family)
+
+
+def _needs_attention(case: CaseResult) -> bool:
+    return any(v.verdict in ATTENTION for v in case.verdicts.values())
+
+
+def _header(result: RunResult, attention: int) -> Header:
+    adapter = result.adapter
+    capabilities = adapter.get("capabilities")
+    declared = capabilities if isinstance(capabilities, dict) else {}
+    counts = result.counts()
+    status = next((v for v in ATTENTION if counts[v]), "pass")
+    return Header(
+        adapter=str(adapter.get("name", "(unnamed adapter)")),
+        version=str(adapter.get("version", "")),
+        protocol=str(adapter.get("protocol", "")),
+        capabilities=tuple((str(name), bool(on)) for name, on in declared.items()),
+        suite_version=result.suite_version,
+        schema=f"{result.schema_id} v{result.schema_version}",
+        started=_when(result.started_at),
+        finished=_when(result.finished_at),
+        duration=_duration(result.started_at, result.finished_at),
+        options=tuple(_flat_options(result.options)),
+        status=status,
+        counts=dict(counts),
+        cases=len(result.cases),
+        attention=attention,
+    )
+
+
+def _when(stamp: str) -> str:
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    zone = moment.tzname() or ""
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (f" {zone}" if zone else "")
+
+
+def _duration(start: str, end: str) -> str:
+    try:
+        seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (ValueError, TypeError):
+        return ""
+    return f"{seconds:g} s"
+
+
+def _flat_options(options: dict[str, Any], prefix: str = "") -> Iterable[tuple[str, str]]:
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from _flat_options(value, f"{name}.")
+        elif isinstance(value, list):
+            yield name, ", ".join(str(item) for item in value) or "(none)"
+        elif isinstance(value, bool):
+            yield name, "yes" if value else "no"
+        else:
+            yield name, str(value)
+
+
+def _family_counts(result: RunResult, families: list[str]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {family: dict.fromkeys(VERDICTS, 0) for family in families}
+    for case in result.cases:
+        for invariant_id, verdict in case.verdicts.items():
+            counts[_family(invariant_id)][verdict.verdict] += 1
+    return {family: tally for family, tally in counts.items() if sum(tally.values())}
+
+
+def _invariant_rows(index: _Index) -> list[InvariantRow]:
+    table = index.result.per_invariant()
+    rows = []
+    for invariant_id, entry in index.catalogue.items():
+        family = str(entry.get("family") or _family(invariant_id))
+        counts = dict(table.get(invariant_id, {}))
+        flagged = tuple(
+            (case.case, index.cases[case.case], case.verdicts[invariant_id].verdict)
+            for case in index.result.cases
+            if invariant_id in case.verdicts and case.verdicts[invariant_id].verdict in ATTENTION
+        )
+        rows.append(
+            InvariantRow(
+                id=invariant_id,
+                anchor=index.invariants[invariant_id],
+                family=family,
+                level=str(entry.get("level", "")),
+                statement=str(entry.get("statement", "")),
+                source=str(entry.get("source", "")),
+                needs=", ".join(str(need) for need in entry.get("needs") or []),
+                counts=counts,
+                attention=flagged,
+                others=sum(counts.values()) - len(flagged),
+                match=_match((family, v) for v, n in counts.items() if n),
+            )
+        )
+    return rows
+
+
+def _case_view(index: _Index, case: CaseResult) -> CaseView:
+    """The case's summary and verdicts (every one; the template decides which to show)."""
+    ordered = sorted(case.verdicts.items(), key=lambda item: VERDICT_ORDER.index(item[1].verdict))
+    verdicts = tuple(
+        VerdictLine(
+            invariant=invariant_id,
+            anchor=index.invariants[invariant_id],
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            statement=str(index.catalogue[invariant_id].get("statement", "")),
+        )
+        for invariant_id, verdict in ordered
+    )
+    tally = dict.fromkeys(VERDICT_ORDER, 0)
+    for verdict in case.verdicts.values():
+        tally[verdict.verdict] += 1
+    return CaseView(
+        id=case.case,
+        anchor=index.cases[case.case],
+        title=case.title,
+        description=str(case.scenario.get("description", "")),
+        status=case.status,
+        detail=case.detail,
+        duration=f"{case.duration_s:g} s",
+        worst=case.worst or "n/a",
+        counts=_count_summary(tally),
+        tags=tuple(case.tags),
+        match=_match((_family(i), v.verdict) for i, v in case.verdicts.items()),
+        verdicts=verdicts,
+    )
+
+
+def _with_details(view: CaseView, index: _Index, case: CaseResult) -> CaseView:
+    """Add what a failing case shows: provenance, transcript, diff, requests, reproducer."""
+    provenance = case.provenance
+    urls = provenance.get("urls") or []
+    capabilities = index.result.adapter.get("capabilities")
+    details: dict[str, Any] = {
+        "emitted_by": str(provenance.get("emitted_by") or ""),
+        "notes": str(provenance.get("notes") or ""),
+        "urls": tuple(Link(str(url), safe_href(str(url))) for url in urls),
+        "diff": outcome_diff(case, capabilities if isinstance(capabilities, dict) else {}),
+        "events": tuple(json.dumps(event, ensure_ascii=True) for event in case.events),
+        "requests": _request_lines(case.requests),
+        "stderr": case.stderr,
+    }
+    try:
+        scenario = case_scenario(case)
+    except ReplayError as error:
+        details["replay_problem"] = str(error)
+    else:
+        details["attempts"] = transcript(scenario)
+        details["repro"] = reproducer(case, scenario)
+    return replace(view, **details)
+
+
+def _request_lines(requests: list[dict[str, Any]]) -> tuple[RequestLine, ...]:
+    origin = _seconds(requests[0].get("received_at")) if requests else None
+    first_body = requests[0].get("body_base64") if requests else None
+    lines = []
+    previous_end: float | None = None
+    for position, request in enumerate(requests):
+        received = _seconds(request.get("received_at"))
+        ended = _seconds(request.get("ended_at"))
+        waited = "" if previous_end is None or received is None else _ms(received - previous_end)
+        lines.append(
+            RequestLine(
+                attempt=str(request.get("attempt", position + 1)),
+                method=str(request.get("method", "")),
+                path=str(request.get("path", "")),
+                received=_offset(received, origin),
+                ended=_offset(ended, origin),
+                how=str(request.get("ended", "")),
+                waited=waited,
+                same_body="" if position == 0 else _yes(request.get("body_base64") == first_body),
+                headers=tuple(_header_line(pair) for pair in request.get("headers") or []),
+                body=str(request.get("body", "")),
+            )
+        )
+        previous_end = ended
+    return tuple(lines)
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _offset(moment: float | None, origin: float | None) -> str:
+    return "" if moment is None or origin is None else "+" + _ms(moment - origin)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def _yes(flag: bool) -> str:
+    return "identical" if flag else "differs"
+
+
+def _header_line(pair: object) -> str:
+    if isinstance(pair, list | tuple) and len(pair) == 2:
+        return f"{pair[0]}: {pair[1]}"
+    return str(pair)
+
+
+# --- the matrix -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatrixColumn:
+    adapter: str
+    version: str
+    href: str | None
+    status: str
+    counts: str
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    verdict: str
+    summary: str
+    href: str | None
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    id: str
+    family: str
+    level: str
+    statement: str
+    cells: tuple[MatrixCell, ...]
+
+
+def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
+    """Adapters by invariants; each cell links to that invariant in the adapter's report."""
+    catalogue: dict[str, dict[str, Any]] = {}
+    for result, _ in results:
+        for invariant_id, entry in _catalogue(result).items():
+            catalogue.setdefault(invariant_id, entry)
+    anchors = _anchors(catalogue, "inv")
+    ids = sorted(catalogue, key=lambda i: (_family_sort_key(_family(i)), _numeric(i)))
+    tables = [(result.per_invariant(), safe_href(link, relative=True)) for result, link in results]
+    rows = [
+        MatrixRow(
+            id=invariant_id,
+            family=_family(invariant_id),
+            level=str(catalogue[invariant_id].get("level", "")),
+            statement=str(catalogue[invariant_id].get("statement", "")),
+            cells=tuple(
+                _matrix_cell(table.get(invariant_id), href, anchors[invariant_id])
+                for table, href in tables
+            ),
+        )
+        for invariant_id in ids
+    ]
+    return _render(
+        "matrix.html.jinja",
+        script=False,
+        columns=[_matrix_column(result, link) for result, link in results],
+        rows=rows,
+        families=FAMILY_TITLES,
+    )
+
+
+def _numeric(invariant_id: str) -> tuple[int, str]:
+    digits = invariant_id[len(_family(invariant_id)) :]
+    return (int(digits) if digits.isdigit() else 0, invariant_id)
+
+
+def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
+    counts = result.counts()
+    return MatrixColumn(
+        adapter=str(result.adapter.get("name", "(unnamed adapter)")),
+        version=str(result.adapter.get("version", "")),
+        href=safe_href(link, relative=True),
+        status=next((v for v in ATTENTION if counts[v]), "pass"),
+        counts=_count_summary(dict(counts)),
+    )
+
+
+def _matrix_cell(counts: dict[Verdict, int] | None, href: str | None, anchor: str) -> MatrixCell:
+    if not counts or not sum(counts.values()):
+        return MatrixCell("none", "", None)
+    worst = next(v for v in VERDICT_ORDER if counts.get(v))
+    target = f"{href.split('#')[0]}#{anchor}" if href else None
+    return MatrixCell(worst, _count_summary(dict(counts)), target)

@@ -1,0 +1,377 @@
+"""A case's scenario made readable and replayable: wire transcript, fixture, commands.
+
+The results keep the scenario as JSON; re-validating it and running the same encoder as
+the fake provider gives the exact bytes each attempt sent. Everything here is plain text
+(escaped, ASCII where bytes are concerned); the HTML template only lays it out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from fakeprovider.scenario import (
+    DoneStep,
+    EndStep,
+    ErrorAttempt,
+    FaultAttempt,
+    ResetStep,
+    Scenario,
+    StallStep,
+    StreamAttempt,
+)
+from fakeprovider.wire import (
+    EncodeError,
+    WirePlan,
+    encode_head,
+    encode_stream,
+    error_body,
+    error_headers,
+    escape_bytes,
+    stream_headers,
+)
+
+from ..options import default_request
+from ..results import CaseResult
+
+FAKEPROVIDER_URL = "http://127.0.0.1:8765"
+REPRO_DIR = "repro"
+_ESCAPE = re.compile(r"(\\x[0-9a-f]{2}|\\[nrt\\])")
+_BARE_WORDS = {DoneStep: "done", StallStep: "stall", ResetStep: "reset", EndStep: "end"}
+
+
+class ReplayError(ValueError):
+    """The case's scenario cannot be rebuilt from the results (missing or invalid)."""
+
+
+# --- the scenario -----------------------------------------------------------------------
+
+
+def case_scenario(case: CaseResult) -> Scenario:
+    """The scenario the case ran, re-validated from the results."""
+    if not case.scenario:
+        raise ReplayError("the results hold no scenario for this case")
+    try:
+        return Scenario.model_validate(case.scenario | {"id": case.case})
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ReplayError(
+            f"the recorded scenario does not validate ({error.error_count()} error(s); "
+            f"first at {where}: {first['msg']})"
+        ) from None
+
+
+# --- wire transcript --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of escaped bytes: literal ASCII, or one escape sequence (``\\r``, ``\\xef``)."""
+
+    text: str
+    escape: bool = False
+
+    @property
+    def newline(self) -> bool:
+        return self.text == "\\n"
+
+
+@dataclass(frozen=True)
+class WireRow:
+    """One write (or the response head, or the ending) of an attempt."""
+
+    label: str
+    segments: tuple[Segment, ...] = ()
+    size: int = 0
+    delay_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class AttemptTranscript:
+    number: int
+    summary: str
+    rows: tuple[WireRow, ...]
+
+
+def segments(data: bytes) -> tuple[Segment, ...]:
+    """The bytes as :func:`escape_bytes` shows them, cut into literal text and escapes."""
+    parts = _ESCAPE.split(escape_bytes(data))
+    return tuple(
+        Segment(part, escape=position % 2 == 1) for position, part in enumerate(parts) if part
+    )
+
+
+def transcript(scenario: Scenario) -> tuple[AttemptTranscript, ...]:
+    """Every attempt of the scenario as the fake provider sends it."""
+    return tuple(
+        _attempt_transcript(scenario, number) for number in range(1, len(scenario.attempts) + 1)
+    )
+
+
+def _attempt_transcript(scenario: Scenario, number: int) -> AttemptTranscript:
+    attempt = scenario.attempt(number)
+    if isinstance(attempt, FaultAttempt):
+        ending = WireRow("end", (Segment(f"<{attempt.fault} before any response byte>"),))
+        return AttemptTranscript(number, f"fault: {attempt.fault}", (ending,))
+    if isinstance(attempt, ErrorAttempt):
+        body = error_body(attempt.error)
+        head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
+        rows = (_row("head", head), _row("body", body))
+        return AttemptTranscript(number, f"HTTP {attempt.error.status} error response", rows)
+    return _stream_transcript(number, attempt)
+
+
+def _stream_transcript(number: int, attempt: StreamAttempt) -> AttemptTranscript:
+    response = attempt.stream
+    head = _row("head", encode_head(response.status, stream_headers(response)))
+    try:
+        plan = encode_stream(response)
+    except EncodeError as error:
+        problem = WireRow("error", (Segment(f"<cannot encode: {error}>"),))
+        return AttemptTranscript(number, f"stream, HTTP {response.status}", (head, problem))
+    rows = [head]
+    rows += [_row(str(n), w.data, w.delay_ms) for n, w in enumerate(plan.writes, 1)]
+    rows.append(WireRow("end", (Segment(f"<{plan.ending}>"),), delay_ms=plan.final_delay_ms))
+    return AttemptTranscript(number, _stream_summary(response.status, plan), tuple(rows))
+
+
+def _stream_summary(status: int, plan: WirePlan) -> str:
+    writes = len(plan.writes)
+    return (
+        f"stream, HTTP {status}, {len(plan.body)} bytes in {writes} "
+        f"write{'s' if writes != 1 else ''}, then {plan.ending}"
+    )
+
+
+def _row(label: str, data: bytes, delay_ms: float = 0.0) -> WireRow:
+    return WireRow(label, segments(data), len(data), delay_ms)
+
+
+# --- reproducer -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reproducer:
+    """A fixture file for the case and the commands that replay it."""
+
+    fixture_path: str
+    fixture: str
+    replay: str
+    serve: str
+    curl: str
+
+
+def reproducer(case: CaseResult, scenario: Scenario) -> Reproducer:
+    path = f"{REPRO_DIR}/{scenario.id}.yaml"
+    url = f"{FAKEPROVIDER_URL}/{scenario.id}/v1/chat/completions"
+    curl = " ".join(
+        [
+            "curl -N -X POST",
+            shlex.quote(url),
+            "-H 'content-type: application/json'",
+            "-d",
+            shlex.quote(_request_body(case)),
+        ]
+    )
+    return Reproducer(
+        fixture_path=path,
+        fixture=fixture_yaml(scenario),
+        replay=f"conformance replay {shlex.quote(path)} --adapter ADAPTER",
+        serve=f"fakeprovider serve --fixtures {REPRO_DIR}",
+        curl=curl,
+    )
+
+
+def _request_body(case: CaseResult) -> str:
+    """The body the adapter sent first, or the suite's default request."""
+    for request in case.requests:
+        body = request.get("body")
+        if isinstance(body, str) and body:
+            return body
+    return json.dumps(default_request(), separators=(",", ":"))
+
+
+class _FlowMap(dict[str, Any]):
+    """Dumped in YAML flow style (one line): a step's value, as hand-written fixtures do."""
+
+
+class _FlowList(list[Any]):
+    """Dumped in YAML flow style: a list of scalars such as tags."""
+
+
+class _FixtureDumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_flow_map(dumper: yaml.SafeDumper, value: _FlowMap) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=True)
+
+
+def _represent_flow_list(dumper: yaml.SafeDumper, value: _FlowList) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    # Multi-line text as a literal block; the emitter falls back to quoting where a block
+    # is not allowed (inside flow style, trailing spaces, control characters).
+    style = "|" if "\n" in value.rstrip("\n") or value.endswith("\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FixtureDumper.add_representer(_FlowMap, _represent_flow_map)
+_FixtureDumper.add_representer(_FlowList, _represent_flow_list)
+_FixtureDumper.add_representer(str, _represent_str)
+
+
+def fixture_yaml(scenario: Scenario) -> str:
+    """The scenario as a fixture file: defaults left out, bare words for done/stall/…"""
+    data = scenario.model_dump(mode="json", exclude_defaults=True)
+    for attempt, dumped in zip(scenario.attempts, data["attempts"], strict=True):
+        if isinstance(attempt, StreamAttempt):
+            dumped["stream"]["steps"] = [
+                _fixture_step(step, dumped_step)
+                for step, dumped_step in zip(
+                    attempt.stream.steps, dumped["stream"]["steps"], strict=True
+                )
+            ]
+    text: str = yaml.dump(_styled(data), Dumper=_FixtureDumper, sort_keys=False, width=4096)
+    return text
+
+
+def _fixture_step(step: object, dumped: dict[str, Any]) -> Any:
+    # A step dumped without defaults can lose its only key ({"done": true} -> {}).
+    word = _BARE_WORDS.get(type(step))
+    if word is not None:
+        return _FlowMap({word: True, **dumped}) if dumped else word
+    return {
+        key: _FlowMap(value) if isinstance(value, dict) else value for key, value in dumped.items()
+    }
+
+
+def _styled(value: Any) -> Any:
+    if isinstance(value, _FlowMap | str):
+        return value
+    if isinstance(value, dict):
+        return {key: _styled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        if all(not isinstance(item, dict | list) for item in value):
+            return _FlowList(value)
+        return [_styled(item) for item in value]
+    return value
+
+
+# --- expected vs observed ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One line of the side-by-side view; ``None`` where a side has no line."""
+
+    expected: str | None
+    observed: str | None
+    same: bool
+    first: bool = False  # the first divergence
+
+
+def outcome_diff(case: CaseResult, capabilities: dict[str, Any]) -> tuple[DiffRow, ...]:
+    """The oracle's attempts beside the adapter's, line by line, first divergence marked."""
+    left = _lines(expected_attempts(case.expected, capabilities))
+    right = _lines(observed_attempts(case.events))
+    rows: list[DiffRow] = []
+    matcher = difflib.SequenceMatcher(a=left, b=right, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            rows += [DiffRow(line, line, same=True) for line in left[a0:a1]]
+            continue
+        first = all(row.same for row in rows)
+        pairs = itertools.zip_longest(left[a0:a1], right[b0:b1])
+        rows += [DiffRow(a, b, False, first and n == 0) for n, (a, b) in enumerate(pairs)]
+    return tuple(rows)
+
+
+def _lines(value: object) -> list[str]:
+    return json.dumps(value, indent=2, ensure_ascii=True, default=str).splitlines()
+
+
+def expected_attempts(expected: dict[str, Any], capabilities: dict[str, Any]) -> list[Any]:
+    """The oracle's summary, cut to what the adapter declared it reports."""
+    attempts = expected.get("attempts")
+    if not isinstance(attempts, list):
+        return []
+    out = []
+    for position, attempt in enumerate(attempts, 1):
+        if not isinstance(attempt, dict):
+            continue
+        shown = {key: attempt[key] for key in ("attempt", "finish", "code") if key in attempt}
+        if not capabilities.get("error_codes"):
+            shown.pop("code", None)
+        blocks = [
+            block
+            for block in attempt.get("blocks", [])
+            if capabilities.get("reasoning") or _kind(block) != "reasoning"
+        ]
+        if blocks:
+            shown["blocks"] = blocks
+        if capabilities.get("usage") and "usage" in attempt:
+            shown["usage"] = attempt["usage"]
+        if position < len(attempts):
+            shown["retried"] = True
+        out.append(shown)
+    return out
+
+
+def observed_attempts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The adapter's events in the oracle's shape: one summary per attempt."""
+    attempts: list[dict[str, Any]] = []
+    current: list[dict[str, Any]] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "end":
+            continue
+        current.append(event)
+        if kind == "retry":
+            attempts.append(_observed_attempt(len(attempts) + 1, current))
+            current = []
+    if current or not attempts:
+        attempts.append(_observed_attempt(len(attempts) + 1, current))
+    return attempts
+
+
+def _observed_attempt(number: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        by_kind.setdefault(str(event.get("type")), []).append(event)
+    out: dict[str, Any] = {"attempt": number}
+    if "finish" in by_kind:
+        ending = by_kind["finish"][0]
+        out["finish"] = ending.get("reason")
+    elif "thrown" in by_kind:
+        ending = by_kind["thrown"][0]
+        out["finish"] = "(threw)"
+    else:
+        ending = {}
+        out["finish"] = "(none)"
+    if ending.get("code"):
+        out["code"] = ending["code"]
+    blocks = [event.get("block") for event in by_kind.get("block-end", [])]
+    if blocks:
+        out["blocks"] = blocks
+    if "usage" in by_kind:
+        last = by_kind["usage"][-1]
+        out["usage"] = {key: value for key, value in last.items() if key not in ("type", "case")}
+    if "retry" in by_kind:
+        out["retried"] = True
+    return out
+
+
+def _kind(block: object) -> object:
+    return block.get("type") if isinstance(block, dict) else None

@@ -1,0 +1,91 @@
+"""The results of a run as data: the versioned JSON other tools read.
+
+Schema ``streamconform.results`` version 1. A run holds the catalogue it was judged
+against, the adapter's handshake, and per case: the scenario, how the case ended, a
+verdict with a one-line reason per exercised invariant, the observed events, the
+oracle's expected outcome and the provider's request log.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .evidence import CaseStatus
+from .invariants import VERDICTS, Verdict
+
+SCHEMA: Final = "streamconform.results"
+SCHEMA_VERSION: Final = 1
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class InvariantVerdict(_Result):
+    verdict: Verdict
+    reason: str = ""
+
+
+class CaseResult(_Result):
+    case: str
+    title: str = ""
+    tags: list[str] = Field(default_factory=list)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    status: CaseStatus
+    detail: str = ""
+    duration_s: float
+    verdicts: dict[str, InvariantVerdict]
+    events: list[dict[str, Any]]
+    expected: dict[str, Any]
+    requests: list[dict[str, Any]]
+    stderr: str = ""
+    scenario: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def worst(self) -> Verdict | None:
+        """The most severe verdict of the case (fail > non-strict > pass > info > n/a)."""
+        order = ("fail", "non-strict", "pass", "info", "n/a")
+        present = {v.verdict for v in self.verdicts.values()}
+        return next((verdict for verdict in order if verdict in present), None)
+
+
+class RunResult(_Result):
+    schema_id: Literal["streamconform.results"] = Field(default=SCHEMA, alias="schema")
+    schema_version: Literal[1] = SCHEMA_VERSION
+    suite_version: str
+    adapter: dict[str, Any]
+    options: dict[str, Any]
+    started_at: str
+    finished_at: str
+    catalogue: list[dict[str, Any]]
+    cases: list[CaseResult]
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def counts(self) -> dict[Verdict, int]:
+        """How many case-and-invariant verdicts of each kind."""
+        tally = Counter(v.verdict for case in self.cases for v in case.verdicts.values())
+        return {verdict: tally.get(verdict, 0) for verdict in VERDICTS}
+
+    def per_invariant(self) -> dict[str, dict[Verdict, int]]:
+        table: dict[str, dict[Verdict, int]] = {
+            entry["id"]: dict.fromkeys(VERDICTS, 0) for entry in self.catalogue
+        }
+        for case in self.cases:
+            for invariant_id, verdict in case.verdicts.items():
+                table.setdefault(invariant_id, dict.fromkeys(VERDICTS, 0))[verdict.verdict] += 1
+        return table
+
+    @property
+    def failed(self) -> bool:
+        return self.counts()["fail"] > 0
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> RunResult:
+        return cls.model_validate_json(text)

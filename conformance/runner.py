@@ -1,0 +1,173 @@
+"""Runs cases against an adapter and judges them; knows nothing of reports.
+
+Each case gets its scenario on the fake provider (a loopback server, or the in-process
+transport for Python adapters that take an ``http_client``), a ``run`` request, a time
+bound, and then every invariant in the catalogue looks at the evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from importlib import metadata
+
+import httpx
+
+from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.scenario import Scenario
+from fakeprovider.server import FakeProviderServer
+from fakeprovider.transport import AsyncFakeTransport
+
+from .adapters.base import AdapterSession, CaseRun
+from .events import RetryPolicy, RunCase
+from .evidence import Evidence
+from .invariants import CATALOGUE
+from .options import RunOptions, default_request
+from .oracle import expected_outcome
+from .results import CaseResult, InvariantVerdict, RunResult
+
+# Where a Python adapter that ignores the in-process client would connect: a loopback
+# port nothing listens on, so the mistake fails fast and never leaves the machine.
+_UNREACHABLE = "http://127.0.0.1:9"
+_SETTLE_S = 1.0  # how long the provider may take to notice an adapter hung up
+
+
+def suite_version() -> str:
+    try:
+        return metadata.version("streamconform")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def effective_policy(session: AdapterSession, options: RunOptions) -> RetryPolicy:
+    """The policy sent to the adapter: retries off when it has no retry layer."""
+    if session.hello.capabilities.retry:
+        return options.policy
+    return options.policy.model_copy(update={"max_retries": 0})
+
+
+def judge(evidence: Evidence, *, strict: bool) -> dict[str, InvariantVerdict]:
+    verdicts: dict[str, InvariantVerdict] = {}
+    for invariant in CATALOGUE.values():
+        judged = invariant.judge(evidence, strict=strict)
+        if judged is not None:
+            verdicts[invariant.id] = InvariantVerdict(verdict=judged[0], reason=judged[1])
+    return verdicts
+
+
+async def run_suite(
+    session: AdapterSession,
+    scenarios: Sequence[Scenario],
+    options: RunOptions,
+    *,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> RunResult:
+    started = _now()
+    registry = ScenarioRegistry(scenarios)
+    policy = effective_policy(session, options)
+    cases: list[CaseResult] = []
+    async with AsyncExitStack() as stack:
+        client: httpx.AsyncClient | None = None
+        if options.transport == "in-process":
+            client = httpx.AsyncClient(transport=AsyncFakeTransport(registry))
+            await stack.enter_async_context(client)
+            root = _UNREACHABLE
+        else:
+            server = FakeProviderServer(registry)
+            await stack.enter_async_context(server)
+            root = server.root_url
+        for scenario in scenarios:
+            case = RunCase(
+                case=scenario.id,
+                base_url=f"{root}/{scenario.id}/v1",
+                api_key=options.api_key,
+                request=default_request(),
+                retry=policy,
+                idle_timeout_s=options.idle_timeout_s,
+                timeout_s=options.timeout_s,
+            )
+            result = await run_case(session, registry, scenario, case, client, options)
+            cases.append(result)
+            if on_case is not None:
+                on_case(result)
+    return RunResult(
+        suite_version=suite_version(),
+        adapter=session.hello.model_dump(mode="json"),
+        options={
+            "policy": policy.model_dump(mode="json"),
+            "idle_timeout_s": options.idle_timeout_s,
+            "timeout_s": options.timeout_s,
+            "strict": options.strict,
+            "transport": options.transport,
+        },
+        started_at=started,
+        finished_at=_now(),
+        catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
+        cases=cases,
+    )
+
+
+async def run_case(
+    session: AdapterSession,
+    registry: ScenarioRegistry,
+    scenario: Scenario,
+    case: RunCase,
+    client: httpx.AsyncClient | None,
+    options: RunOptions,
+) -> CaseResult:
+    registry.clear_requests(scenario.id)
+    begun = time.monotonic()
+    run = await session.run_case(case, client)
+    duration = time.monotonic() - begun
+    await _settle(registry, scenario.id)
+    requests = registry.requests(scenario.id)
+    retries_on = session.hello.capabilities.retry
+    expected = expected_outcome(scenario, case.retry if retries_on else None)
+    evidence = Evidence(
+        scenario=scenario,
+        expected=expected,
+        events=tuple(run.events),
+        capabilities=session.hello.capabilities,
+        policy=case.retry if retries_on else None,
+        idle_timeout_s=case.idle_timeout_s,
+        requests=tuple(requests),
+        status=run.status,
+        detail=run.detail,
+    )
+    return _case_result(scenario, run, evidence, duration, options)
+
+
+async def _settle(registry: ScenarioRegistry, scenario_id: str) -> None:
+    """Give the provider a moment to record how the last connection ended."""
+    deadline = time.monotonic() + _SETTLE_S
+    while time.monotonic() < deadline:
+        if all(r.ended != "pending" for r in registry.requests(scenario_id)):
+            return
+        await asyncio.sleep(0.02)
+
+
+def _case_result(
+    scenario: Scenario, run: CaseRun, evidence: Evidence, duration: float, options: RunOptions
+) -> CaseResult:
+    return CaseResult(
+        case=scenario.id,
+        title=scenario.title,
+        tags=list(scenario.tags),
+        provenance=scenario.provenance.model_dump(mode="json"),
+        status=run.status,
+        detail=run.detail,
+        duration_s=round(duration, 4),
+        verdicts=judge(evidence, strict=options.strict),
+        events=[event.model_dump(mode="json", exclude_none=True) for event in run.events],
+        expected=evidence.expected.summary(),
+        requests=[record.model_dump(mode="json") for record in evidence.requests],
+        stderr=run.stderr,
+        scenario=scenario.model_dump(mode="json", exclude_defaults=True),
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,486 @@
+#!/usr/bin/env node
+// Example streamconform subprocess adapter: Node.js 20, no npm packages.
+//
+// It speaks the JSON Lines protocol of ADAPTER-PROTOCOL.md on stdin/stdout: a `hello` line
+// first, then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`
+// with the global `fetch`, translates the chat-completions event stream into protocol events,
+// retries as the case's policy says, and closes the case with `end`. Copy it as the starting
+// point of an adapter for your own client.
+//
+//     conformance run --adapter-cmd "node examples/node-adapter/adapter.js"
+//
+// Sections: protocol I/O, SSE decoder, translator, HTTP classification, one attempt, retry loop.
+"use strict";
+
+const readline = require("node:readline");
+
+const DONE = "[DONE]";
+const EXCERPT = 120; // characters of a bad payload quoted in a failure message
+
+// --- protocol I/O ------------------------------------------------------------------------------
+
+const HELLO = {
+  type: "hello",
+  protocol: 1,
+  name: "example-node-adapter",
+  version: "1.0.0",
+  capabilities: { deltas: true, reasoning: true, usage: true, retry: true, error_codes: true },
+};
+
+// One JSON object per line. stdout is synchronous for pipes on Linux and macOS, so each line
+// reaches the suite as soon as it is written.
+function writeLine(message) {
+  process.stdout.write(JSON.stringify(message) + "\n");
+}
+
+// Diagnostics go to stderr, which the suite captures into its report.
+function log(text) {
+  process.stderr.write(text + "\n");
+}
+
+async function main() {
+  writeLine(HELLO);
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) { // cases arrive one at a time; EOF ends the run
+    if (!line.trim()) continue;
+    let message;
+    let caseId;
+    try {
+      message = JSON.parse(line);
+      caseId = message.case;
+      if (message.type !== "run") {
+        throw new Error(`unsupported message type ${JSON.stringify(message.type)}`);
+      }
+    } catch (error) { // not a run line: report it against its case, if it has one
+      log(`bad input line ${JSON.stringify(line.trim().slice(0, 200))}: ${error}`);
+      if (typeof caseId === "string") {
+        writeLine({ case: caseId, type: "thrown", message: String(error.message) });
+        writeLine({ case: caseId, type: "end" });
+      }
+      continue;
+    }
+    const emit = (event) => writeLine({ case: caseId, ...event }); // "case" leads every line
+    try {
+      await runCase(message, emit);
+    } catch (error) { // a bug in the adapter must not end the process
+      log(`[${caseId}] adapter error: ${error && error.stack}`);
+      emit({ type: "thrown", message: String(error) });
+    }
+    emit({ type: "end" });
+  }
+}
+
+// --- SSE decoder (WHATWG "text/event-stream": bytes in, data payloads out) ---------------------
+
+// Independent of how the body is split into reads, including inside a UTF-8 character.
+class SSEDecoder {
+  constructor() {
+    // Strips one leading BOM (even split across reads); invalid bytes become U+FFFD.
+    this.decoder = new TextDecoder("utf-8");
+    this.partial = ""; // an unterminated line carried over to the next read
+    this.afterCR = false; // the last read ended with CR: an LF opening the next one is its pair
+    this.data = []; // data lines of the event being built
+  }
+
+  feed(bytes) {
+    let text = this.decoder.decode(bytes, { stream: true });
+    if (!text) return [];
+    if (this.afterCR && text.startsWith("\n")) text = text.slice(1);
+    const buffer = this.partial + text;
+    const payloads = [];
+    let start = 0;
+    for (const match of buffer.matchAll(/\r\n|\r|\n/g)) {
+      const payload = this.line(buffer.slice(start, match.index));
+      if (payload !== null) payloads.push(payload);
+      start = match.index + match[0].length;
+    }
+    this.afterCR = buffer.endsWith("\r");
+    this.partial = buffer.slice(start);
+    return payloads;
+  }
+
+  line(line) {
+    if (line === "") { // blank line: dispatch, unless the event had no data line at all
+      const payload = this.data.length ? this.data.join("\n") : null;
+      this.data = [];
+      return payload;
+    }
+    if (line.startsWith(":")) return null; // comment (keep-alive)
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.data.push(value); // event:, id:, retry:, unknown: change nothing
+    return null;
+  }
+}
+
+// --- translator (chat-completions chunks of one attempt -> protocol events) --------------------
+
+class Malformed extends Error {} // valid JSON that is not a chat-completions chunk
+
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+const isEmpty = (v) => // Python-style falsiness, used for "no choices"
+  v == null || v === false || v === 0 || v === "" ||
+  (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
+// Only a non-empty string identifies a tool call; "", null and non-strings are inert.
+const identity = (v) => (typeof v === "string" && v !== "" ? v : null);
+
+function asList(value, name) {
+  if (value == null) return [];
+  if (!Array.isArray(value)) throw new Malformed(`${name} is not a list`);
+  return value;
+}
+
+function asObject(value, name) {
+  if (value == null) return {};
+  if (!isObject(value)) throw new Malformed(`${name} is not an object`);
+  return value;
+}
+
+// Shape-check a whole chunk before applying any of it: { choices: [parts], usage: event|null }.
+function readChunk(document) {
+  if (!isObject(document)) throw new Malformed("the payload is not a JSON object");
+  const choices = asList(document.choices, "choices").map((choice) => {
+    if (!isObject(choice)) throw new Malformed("a choice is not an object");
+    const delta = asObject(choice.delta, "delta");
+    const calls = asList(delta.tool_calls, "tool_calls").map((entry, position) => {
+      if (!isObject(entry)) throw new Malformed("a tool_calls entry is not an object");
+      // A call is keyed by its wire index as JSON text (0 and "0" differ); an entry without one
+      // (Ollama, Gemini) takes its position in the array.
+      const key = JSON.stringify(entry.index == null ? position : entry.index);
+      const fn = asObject(entry.function, "function");
+      const args = typeof fn.arguments === "string" ? fn.arguments : ""; // raw, never parsed
+      return { key, id: identity(entry.id), name: identity(fn.name), args };
+    });
+    const str = (v) => (typeof v === "string" ? v : "");
+    const reason = choice.finish_reason;
+    return {
+      reasoning: str(delta.reasoning_content),
+      content: str(delta.content),
+      calls,
+      reason: typeof reason === "string" && reason !== "" ? reason : null, // "" = absent
+    };
+  });
+  return { choices, usage: readUsage(document.usage) };
+}
+
+// Disjoint usage: input_tokens excludes the cached prompt tokens.
+function readUsage(value) {
+  if (value == null) return null;
+  const usage = asObject(value, "usage");
+  const promptDetails = asObject(usage.prompt_tokens_details, "prompt_tokens_details");
+  const outputDetails = asObject(usage.completion_tokens_details, "completion_tokens_details");
+  const cached = promptDetails.cached_tokens ?? usage.prompt_cache_hit_tokens ?? null;
+  const reasoning = outputDetails.reasoning_tokens ?? null;
+  const prompt = usage.prompt_tokens ?? null;
+  const completion = usage.completion_tokens ?? null;
+  if (![prompt, completion, cached, reasoning].every((n) => n === null || Number.isInteger(n))) {
+    throw new Malformed("a usage count is not an integer");
+  }
+  if (prompt === null || completion === null) {
+    throw new Malformed("usage lacks prompt_tokens or completion_tokens");
+  }
+  const event = { type: "usage", input_tokens: prompt - (cached ?? 0), output_tokens: completion };
+  event.cache_read_tokens = cached ?? 0; // always reported, 0 when the wire says nothing about it
+  if (reasoning !== null) event.reasoning_tokens = reasoning;
+  return event;
+}
+
+// A provider error sent inside a 200 stream: an `error` and no choices to translate.
+const isErrorPayload = (doc) => isObject(doc) && doc.error != null && isEmpty(doc.choices);
+const errorFinish = (code, message) => ({ type: "finish", reason: "error", code, message });
+
+// Feed payloads in order. Deltas come out at once; block ends, usage and the finish wait for
+// [DONE]. Exactly one finish is produced (`this.finish`); nothing is read after it.
+class Translator {
+  constructor() {
+    this.blocks = []; // { type, parts, id, name }; position = index
+    this.text = null; // index of the text block, once opened
+    this.reasoning = null;
+    this.tools = new Map(); // wire tool_calls[].index -> block index
+    this.reason = null; // last string finish_reason
+    this.usage = null; // last non-null usage
+    this.finish = null;
+  }
+
+  feed(payload) {
+    if (this.finish) return [];
+    if (payload === DONE) return this.done();
+    if (payload.startsWith(":")) return []; // a keep-alive comment a gateway re-wrapped as data
+    let document;
+    try {
+      document = JSON.parse(payload);
+    } catch {
+      return this.fail("MALFORMED_RESPONSE", `malformed SSE payload: ${payload.slice(0, EXCERPT)}`);
+    }
+    if (isErrorPayload(document)) return this.fail(...classifyStreamError(document.error));
+    let chunk;
+    try {
+      chunk = readChunk(document);
+    } catch (problem) {
+      if (!(problem instanceof Malformed)) throw problem;
+      const why = `unexpected chunk shape (${problem.message})`;
+      return this.fail("MALFORMED_RESPONSE", `${why}: ${payload.slice(0, EXCERPT)}`);
+    }
+    const events = [];
+    for (const { reasoning, content, calls, reason } of chunk.choices) { // choices merge
+      if (reasoning) {
+        this.reasoning = this.open("reasoning", this.reasoning, events);
+        this.blocks[this.reasoning].parts.push(reasoning);
+        events.push({ type: "reasoning-delta", index: this.reasoning, text: reasoning });
+      }
+      if (content) {
+        this.text = this.open("text", this.text, events);
+        this.blocks[this.text].parts.push(content);
+        events.push({ type: "text-delta", index: this.text, text: content });
+      }
+      for (const call of calls) {
+        const index = this.open("tool-call", this.tools.get(call.key) ?? null, events);
+        this.tools.set(call.key, index);
+        const block = this.blocks[index];
+        block.id = block.id ?? call.id; // set once, never concatenated
+        block.name = block.name ?? call.name;
+        block.parts.push(call.args);
+        const delta = { type: "tool-call-delta", index };
+        if (block.id) delta.id = block.id; // identity as known so far; unknown is omitted
+        if (block.name) delta.name = block.name;
+        delta.arguments_delta = call.args;
+        events.push(delta);
+      }
+      this.reason = reason ?? this.reason;
+    }
+    this.usage = chunk.usage ?? this.usage;
+    return events;
+  }
+
+  open(kind, index, events) {
+    if (index !== null) return index;
+    this.blocks.push({ type: kind, parts: [], id: null, name: null });
+    events.push({ type: "block-start", index: this.blocks.length - 1, block_type: kind });
+    return this.blocks.length - 1;
+  }
+
+  done() {
+    const usage = this.usage ? [this.usage] : [];
+    for (const [index, block] of this.blocks.entries()) {
+      const missing = ["id", "name"].filter((k) => block.type === "tool-call" && !block[k]);
+      if (missing.length) { // never close an unidentified call; report usage, then fail (no ends)
+        const text = `tool call at index ${index} has no ${missing.join(" or ")} at [DONE]`;
+        return [...usage, ...this.fail("MALFORMED_TOOL_CALL", text)];
+      }
+    }
+    const ends = this.blocks.map((b, index) => ({ type: "block-end", index, block: assemble(b) }));
+    const reason = this.reason ?? "stop";
+    const mapped = { stop: "stop", tool_calls: "tool-calls", length: "max-tokens" };
+    if (reason === "stop" && !this.blocks.length) {
+      const why = "model returned a completed response with no content";
+      this.finish = errorFinish("EMPTY_RESPONSE", why);
+    } else if (Object.hasOwn(mapped, reason)) {
+      this.finish = { type: "finish", reason: mapped[reason] };
+    } else {
+      this.finish = errorFinish(reason.toUpperCase(), `model stopped: ${reason}`);
+    }
+    return [...ends, ...usage, this.finish];
+  }
+
+  // A failure finish. Open blocks stay open: closing them would pass partial output off as
+  // complete.
+  fail(code, message) {
+    if (this.finish) return [];
+    this.finish = errorFinish(code, message);
+    return [this.finish];
+  }
+}
+
+function assemble(block) {
+  const joined = block.parts.join("");
+  if (block.type === "tool-call") {
+    return { type: "tool-call", id: block.id, name: block.name, arguments: joined };
+  }
+  return { type: block.type, text: joined };
+}
+
+// --- HTTP classification (status + wording -> code; Retry-After) -------------------------------
+
+const QUOTA = new RegExp(
+  "insufficient[ _-](?:quota|balance|credits?)|(?:quota|usage limit)[ _-](?:exceeded|exhausted" +
+    "|reached)|exceed(?:ed|s)?\\s+(?:(?:your|the)\\s+)?(?:current\\s+)?quota" +
+    "|(?:balance|credits?)\\s+(?:exhausted|depleted)|out of (?:credits?|budget)", "i");
+const CONTEXT = new RegExp(
+  "context[ _-]length[ _-]exceeded|maximum context length|context window" +
+    "|too large for (?:the )?(?:model(?:'s)? )?context", "i");
+
+// The first matching rule wins.
+function codeForStatus(status, detail) {
+  if (status === 401 || status === 403) return "AUTH";
+  if (status === 413) return "INVALID_REQUEST";
+  if (QUOTA.test(detail)) return "QUOTA"; // a 429 that waiting will not clear
+  if (status === 429) return "RATE_LIMIT";
+  if (status === 400) return CONTEXT.test(detail) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST";
+  return status >= 500 ? "SERVER" : `HTTP_${status}`;
+}
+
+// [message or null, wording to classify] of an OpenAI-style error object or string.
+function describeError(error) {
+  if (typeof error === "string") return [error || null, error];
+  if (!isObject(error)) return [null, ""];
+  const parts = [error.code, error.type, error.message];
+  const wording = parts
+    .filter((p) => (typeof p === "string" || Number.isInteger(p)) && p)
+    .map(String)
+    .join(" ");
+  return [typeof error.message === "string" && error.message ? error.message : null, wording];
+}
+
+// SERVER, unless the error object carries an HTTP status (`status` or a numeric `code`).
+function classifyStreamError(error) {
+  const [message, wording] = describeError(error);
+  const fields = isObject(error) ? error : {};
+  const isStatus = (s) => Number.isInteger(s) && s >= 100 && s <= 599;
+  const status = [fields.status, fields.code].find(isStatus);
+  const code = status === undefined ? "SERVER" : codeForStatus(status, wording);
+  return [code, message || "provider reported an error inside the stream"];
+}
+
+function classifyHttpError(status, body) {
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(body);
+  let message = null;
+  let wording = text;
+  try {
+    const document = JSON.parse(text);
+    if (isObject(document) && document.error != null) {
+      [message, wording] = describeError(document.error);
+    }
+  } catch {} // not JSON: classify the raw text
+  return [codeForStatus(status, wording), message || `provider API error (HTTP ${status})`];
+}
+
+// Delay-seconds or an HTTP date, in ms from now; null when zero, past or unparsable.
+function parseRetryAfter(value) {
+  const text = (value ?? "").trim();
+  const delayMs = /^[0-9]+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - Date.now();
+  return Number.isFinite(delayMs) && delayMs > 0 ? delayMs : null;
+}
+
+// --- one attempt: exactly one HTTP request -----------------------------------------------------
+
+class IOFailure extends Error {} // wraps errors of fetch and of the body stream, not of our code
+const io = (promise) =>
+  promise.catch((error) => {
+    throw new IOFailure(String(error), { cause: error });
+  });
+
+// POST once and emit the attempt's events. Returns { finish, retryAfter } (provider's ms or null).
+async function runAttempt(kase, body, deadline, emit) {
+  const url = kase.base_url.replace(/\/$/, "") + "/chat/completions";
+  if (!/^https?:$/.test(new URL(url).protocol)) throw new Error(`not an http(s) URL: ${url}`);
+  const idleMs = kase.idle_timeout_s * 1000;
+  const translator = new Translator();
+  const out = (events) => { for (const event of events) emit(event); };
+  let retryAfter = null;
+  let stage = "request to";
+  let reader = null;
+
+  // The idle timer: restarted by every byte received, never running past the case's deadline.
+  // When it fires it aborts the request, which closes the connection.
+  const controller = new AbortController();
+  let timer = null;
+  let expired = null;
+  const arm = () => {
+    clearTimeout(timer);
+    const ms = Math.max(1, Math.min(idleMs, deadline - performance.now()));
+    timer = setTimeout(() => {
+      const caseOver = performance.now() >= deadline - 1;
+      expired = caseOver ? "case timeout_s reached" : `after ${Math.round(idleMs)}ms`;
+      controller.abort();
+    }, ms);
+  };
+
+  try {
+    arm();
+    const response = await io(fetch(url, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${kase.api_key}`,
+        "Content-Type": "application/json",
+        Accept: "text/event-stream",
+        Connection: "close", // a fresh connection per attempt, closed with it
+      },
+      body,
+      redirect: "manual", // a redirect is an answer, not a second request
+      signal: controller.signal,
+    }));
+    arm();
+    stage = "stream from";
+    if (!response.ok) {
+      const errorBody = new Uint8Array(await io(response.arrayBuffer()));
+      retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+      out(translator.fail(...classifyHttpError(response.status, errorBody)));
+    } else {
+      reader = response.body ? response.body.getReader() : null; // a 204 has no body at all
+    }
+    const decoder = new SSEDecoder();
+    while (!translator.finish) {
+      const { done, value } = reader ? await io(reader.read()) : { done: true };
+      arm();
+      if (done) {
+        out(translator.fail("STREAM_CLOSED", "SSE stream ended without [DONE]"));
+        break;
+      }
+      for (const payload of decoder.feed(value)) {
+        out(translator.feed(payload)); // after [DONE] the translator ignores the rest
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof IOFailure)) throw error; // our own bug: reported as `thrown`
+    if (expired) { // no byte for idle_timeout_s (or the case ran out of time)
+      out(translator.fail("TIMEOUT", `stream idle timeout ${expired}`));
+    } else { // refused, reset, cut chunked body
+      const detail = (error.cause && error.cause.cause) || ""; // e.g. ECONNREFUSED
+      log(`[${kase.case}] ${stage} ${url}: ${error.message} ${detail}`);
+      out(translator.fail("TRANSPORT", `${stage} ${url} failed`));
+    }
+  } finally {
+    clearTimeout(timer);
+    if (reader) reader.cancel().catch(() => {}); // stop reading after [DONE] or a failure
+    controller.abort(); // and make sure the connection is gone
+  }
+  return { finish: translator.finish, retryAfter };
+}
+
+// --- retry loop and case driver ----------------------------------------------------------------
+
+// The wait before retrying after attempt `attempt` (1-based) failed, or null: the failure is final.
+function retryDelayMs(policy, finish, retryAfter, attempt) {
+  const failed = finish.reason === "error" || finish.reason === "aborted";
+  if (!failed || !policy.retryable_codes.includes(finish.code)) return null;
+  if (attempt > policy.max_retries) return null; // budget spent: the last failure is the outcome
+  if (retryAfter !== null) { // the provider's own wait, exactly; beyond our cap: give up
+    return retryAfter <= policy.max_delay_ms ? retryAfter : null;
+  }
+  const exponential = policy.initial_delay_ms * 2 ** Math.min(attempt - 1, 1023);
+  const nominal = Math.min(exponential, policy.max_delay_ms);
+  return nominal * (1 + policy.jitter_ratio * (Math.random() * 2 - 1));
+}
+
+const RUN_FIELDS = ["base_url", "api_key", "request", "retry", "idle_timeout_s", "timeout_s"];
+
+async function runCase(kase, emit) {
+  const lacking = RUN_FIELDS.filter((key) => kase[key] == null);
+  if (lacking.length) throw new Error(`run line lacks ${lacking.join(", ")}`);
+  const deadline = performance.now() + kase.timeout_s * 1000;
+  const body = new TextEncoder().encode(JSON.stringify(kase.request)); // identical on every retry
+  for (let attempt = 1; ; attempt++) {
+    const { finish, retryAfter } = await runAttempt(kase, body, deadline, emit);
+    const delay = retryDelayMs(kase.retry, finish, retryAfter, attempt);
+    if (delay === null || performance.now() + delay >= deadline) return;
+    emit({ type: "retry", attempt, code: finish.code, delay_ms: delay });
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+main().then(
+  () => process.stdout.write("", () => process.exit(0)), // EOF on stdin: all cases done
+  (error) => { log(`fatal: ${error && error.stack}`); process.exit(1); },
+);

@@ -1,0 +1,145 @@
+"""``fakeprovider``: serve scenarios on loopback, show their bytes, validate fixtures."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .fixtures import FixtureError, load_fixture, load_fixtures
+from .registry import ScenarioRegistry
+from .scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
+from .server import FakeProviderServer
+from .wire import (
+    EncodeError,
+    encode_head,
+    encode_stream,
+    error_body,
+    error_headers,
+    escape_bytes,
+    stream_headers,
+)
+
+
+@click.group()
+@click.version_option(package_name="streamconform")
+def main() -> None:
+    """A scriptable fake OpenAI-compatible SSE provider."""
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8765, show_default=True, help="Port; 0 picks a free one.")
+@click.option(
+    "--fixtures",
+    "fixture_dirs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Fixture file or directory to register (repeatable).",
+)
+def serve(host: str, port: int, fixture_dirs: tuple[Path, ...]) -> None:
+    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions."""
+    registry = ScenarioRegistry(_load_or_exit(fixture_dirs))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(registry, host, port))
+
+
+async def _serve(registry: ScenarioRegistry, host: str, port: int) -> None:
+    server = FakeProviderServer(registry, host=host, port=port)
+    await server.start()
+    click.echo(f"fakeprovider listening on http://{host}:{server.port}")
+    click.echo(f"control API: http://{host}:{server.port}/_scenarios")
+    for scenario_id in registry.ids():
+        click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+@main.command()
+@click.argument("fixture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--attempt", "number", type=int, default=None, help="Only this attempt (1-based).")
+@click.option("--raw", is_flag=True, help="Write the body bytes unescaped (needs --attempt).")
+def show(fixture: Path, number: int | None, raw: bool) -> None:
+    """Print the exact bytes a fixture sends: one write per line, escaped."""
+    scenario = _load_or_exit([fixture])[0]
+    if raw and number is None:
+        raise click.UsageError("--raw writes one attempt's body; give --attempt N")
+    numbers = [number] if number is not None else range(1, len(scenario.attempts) + 1)
+    for n in numbers:
+        if not 1 <= n <= len(scenario.attempts):
+            raise click.BadParameter(f"the scenario has {len(scenario.attempts)} attempt(s)")
+        try:
+            _show_attempt(scenario, n, raw)
+        except EncodeError as error:
+            raise click.ClickException(f"{fixture}: attempt {n}: {error}") from None
+
+
+def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
+    attempt = scenario.attempt(number)
+    if raw:
+        if isinstance(attempt, StreamAttempt):
+            sys.stdout.buffer.write(encode_stream(attempt.stream).body)
+        elif isinstance(attempt, ErrorAttempt):
+            sys.stdout.buffer.write(error_body(attempt.error))
+        sys.stdout.buffer.flush()
+        return
+    click.echo(f"# attempt {number}")
+    if isinstance(attempt, FaultAttempt):
+        click.echo(f"<{attempt.fault} before any response byte>")
+    elif isinstance(attempt, ErrorAttempt):
+        body = error_body(attempt.error)
+        head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
+        click.echo(f"head  {escape_bytes(head)}")
+        click.echo(f"body  {escape_bytes(body)}")
+    else:
+        response = attempt.stream
+        click.echo(f"head  {escape_bytes(encode_head(response.status, stream_headers(response)))}")
+        plan = encode_stream(response)
+        for index, write in enumerate(plan.writes, 1):
+            delay = f" after {write.delay_ms:g} ms" if write.delay_ms else ""
+            click.echo(f"write {index}{delay}  {escape_bytes(write.data)}")
+        delay = f" after {plan.final_delay_ms:g} ms" if plan.final_delay_ms else ""
+        click.echo(f"<{plan.ending}{delay}>")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def validate(paths: tuple[Path, ...]) -> None:
+    """Check every fixture below PATHS; exit 1 on any problem."""
+    scenarios = _load_or_exit(paths)
+    problems = []
+    for scenario in scenarios:
+        for number, attempt in enumerate(scenario.attempts, 1):
+            if isinstance(attempt, StreamAttempt):
+                try:
+                    encode_stream(attempt.stream)
+                except EncodeError as error:
+                    problems.append(f"{scenario.id}: attempts[{number - 1}]: {error}")
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        sys.exit(1)
+    click.echo(f"{len(scenarios)} fixture(s) valid")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of a fixture (a scenario), for editors."""
+    click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
+
+
+def _load_or_exit(paths: tuple[Path, ...] | list[Path]) -> list[Scenario]:
+    try:
+        if len(paths) == 1 and paths[0].is_file():
+            return [load_fixture(paths[0])]
+        return load_fixtures(paths)
+    except FixtureError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(1)

@@ -1,0 +1,190 @@
+"""Fixture files: YAML or JSON scenarios on disk, loaded with errors a person can act on.
+
+Every problem names the file, the YAML line where it is known, the field path and the
+reason, e.g. ``fixtures/x.yaml:14: attempts[0].stream.steps[2].pause_ms: must be >= 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .scenario import Scenario
+
+FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_FIXTURE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FixtureProblem:
+    path: Path
+    field: str
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+
+
+class FixtureError(ValueError):
+    """One or more fixtures are malformed; ``problems`` lists each one."""
+
+    def __init__(self, problems: list[FixtureProblem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(problem) for problem in problems))
+
+
+def load_fixture(path: str | Path) -> Scenario:
+    """Load one fixture; a missing ``id`` defaults to the file name without suffix."""
+    path = Path(path)
+    data, lines = _read(path)
+    if not isinstance(data, dict):
+        raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
+    data.setdefault("id", path.stem)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise FixtureError(
+            [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
+        ) from None
+
+
+def fixture_files(root: str | Path) -> list[Path]:
+    """Fixture files below a directory (or the file itself), in a stable order."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise FixtureError([FixtureProblem(root, "", "no such file or directory")])
+    return sorted(p for p in root.rglob("*") if p.suffix in FIXTURE_SUFFIXES and p.is_file())
+
+
+def load_fixtures(roots: Iterable[str | Path]) -> list[Scenario]:
+    """Load every fixture below ``roots``; report all problems at once, ids unique."""
+    scenarios: list[Scenario] = []
+    problems: list[FixtureProblem] = []
+    seen: dict[str, Path] = {}
+    for path in _all_files(roots, problems):
+        try:
+            scenario = load_fixture(path)
+        except FixtureError as error:
+            problems += error.problems
+            continue
+        if scenario.id in seen:
+            problems.append(
+                FixtureProblem(
+                    path, "id", f"{scenario.id!r} is already used by {seen[scenario.id]}"
+                )
+            )
+            continue
+        seen[scenario.id] = path
+        scenarios.append(scenario)
+    if problems:
+        raise FixtureError(problems)
+    return scenarios
+
+
+def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> Iterator[Path]:
+    for root in roots:
+        try:
+            yield from fixture_files(root)
+        except FixtureError as error:
+            problems += error.problems
+
+
+# --- reading, with the line of every node -------------------------------------------------
+
+_Lines = dict[tuple[str | int, ...], int]
+
+
+def _read(path: Path) -> tuple[Any, _Lines]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FIXTURE_BYTES:
+            raise FixtureError(
+                [
+                    FixtureProblem(
+                        path, "", f"{size} bytes; fixtures are at most {MAX_FIXTURE_BYTES}"
+                    )
+                ]
+            )
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise FixtureError([FixtureProblem(path, "", error.strerror or str(error))]) from None
+    except UnicodeDecodeError as error:
+        raise FixtureError([FixtureProblem(path, "", f"not UTF-8 text ({error.reason})")]) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        reason = f"invalid YAML: {error.problem or error}"
+        raise FixtureError([FixtureProblem(path, "", reason, line)]) from None
+    except yaml.YAMLError as error:
+        raise FixtureError([FixtureProblem(path, "", f"invalid YAML: {error}")]) from None
+    lines: _Lines = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def _index_lines(node: yaml.Node, path: tuple[str | int, ...], lines: _Lines) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, key.value)
+            lines[child] = key.start_mark.line + 1
+            _index_lines(value, child, lines)
+            lines[child] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for position, item in enumerate(node.value):
+            _index_lines(item, (*path, position), lines)
+
+
+def _problem(path: Path, detail: Any, lines: _Lines) -> FixtureProblem:
+    location = _data_path(detail["loc"])
+    line = None
+    for end in range(len(location), -1, -1):
+        # The nearest node that exists: a missing field is reported on its parent.
+        line = lines.get(tuple(str(p) if isinstance(p, str) else p for p in location[:end]))
+        if line is not None:
+            break
+    return FixtureProblem(path, _dotted(location), _reason(detail), line)
+
+
+def _data_path(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    # Steps and attempts are tagged unions: pydantic puts the tag right after the list
+    # position (steps.1.pause_ms.evnt_end). The file has no such level, so drop it.
+    out: list[str | int] = []
+    skip_tag = False
+    for part in loc:
+        if skip_tag:
+            skip_tag = False
+            continue
+        out.append(part)
+        skip_tag = isinstance(part, int) and len(out) > 1 and out[-2] in _TAGGED_LISTS
+    return tuple(out)
+
+
+_TAGGED_LISTS = ("steps", "attempts")
+
+
+def _dotted(location: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in location:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _reason(detail: Any) -> str:
+    message = str(detail["msg"])
+    if detail["type"] == "extra_forbidden":
+        return "unknown field (check its spelling)"
+    return message.removeprefix("Value error, ")

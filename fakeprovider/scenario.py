@@ -1,0 +1,365 @@
+"""The scenario model: what the fake provider sends, attempt by attempt.
+
+A scenario is data. Chunk payloads are kept as ordered JSON objects rather than typed
+models because the point of the fake provider is to send fields that a typed model would
+refuse or normalise away: a ``null`` id, a number for a name, a key that is absent rather
+than ``null``. Python dicts keep insertion order, so key order survives to the bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+
+class _Model(BaseModel):
+    # A typo in a fixture must be an error, not a silently ignored key.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- stream steps -----------------------------------------------------------------------
+
+
+class ChunkStep(_Model):
+    """One ``data:`` event carrying a ``chat.completion.chunk`` object, verbatim."""
+
+    chunk: dict[str, JsonValue]
+    envelope: bool = Field(
+        default=True,
+        description="Prefix the stream's envelope fields (id, object, created, model) that "
+        "the chunk does not set itself. False sends the chunk exactly as written.",
+    )
+    event_end: bool = Field(default=True, description="Terminate the event with a blank line.")
+
+
+class RawStep(_Model):
+    """One ``data:`` event whose payload is sent verbatim (invalid JSON, ``[DONE] ``...)."""
+
+    raw: str
+    event_end: bool = True
+
+
+class DoneStep(_Model):
+    """The ``data: [DONE]`` sentinel."""
+
+    done: Literal[True] = True
+    event_end: bool = True
+
+
+class CommentStep(_Model):
+    """A comment line (``: keep-alive``); the text is written after the colon as given."""
+
+    comment: str
+    event_end: bool = True
+
+
+class FieldStep(_Model):
+    """A non-data field line such as ``event: message``, ``id: 7`` or ``retry: 3000``."""
+
+    field: str = Field(pattern=r"^[^:\r\n]*$")
+    value: str = Field(default="", pattern=r"^[^\r\n]*$")
+    event_end: bool = False
+
+
+class LiteralStep(_Model):
+    """Bytes written exactly as given (UTF-8), outside any SSE framing rule."""
+
+    literal: str
+
+
+class PauseStep(_Model):
+    """Wait before the next write."""
+
+    pause_ms: float = Field(ge=0, le=600_000)
+
+
+class StallStep(_Model):
+    """Stop writing but keep the connection open until the client gives up."""
+
+    stall: Literal[True] = True
+
+
+class ResetStep(_Model):
+    """Abort the TCP connection (RST) without finishing the body."""
+
+    reset: Literal[True] = True
+
+
+class EndStep(_Model):
+    """Finish the body cleanly here, whatever was (not) sent before."""
+
+    end: Literal[True] = True
+
+
+_BARE_STEPS = {"done": DoneStep, "stall": StallStep, "reset": ResetStep, "end": EndStep}
+_STEP_KEYS = {
+    "chunk": ChunkStep,
+    "raw": RawStep,
+    "done": DoneStep,
+    "comment": CommentStep,
+    "field": FieldStep,
+    "literal": LiteralStep,
+    "pause_ms": PauseStep,
+    "stall": StallStep,
+    "reset": ResetStep,
+    "end": EndStep,
+}
+
+
+def _step_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value if value in _BARE_STEPS else None
+    if isinstance(value, BaseModel):
+        for key, model in _STEP_KEYS.items():
+            if isinstance(value, model):
+                return key
+        return None
+    if isinstance(value, dict):
+        kinds = [key for key in _STEP_KEYS if key in value]
+        return kinds[0] if len(kinds) == 1 else None
+    return None
+
+
+def _bare_step(value: Any) -> Any:
+    # "done", "reset", "stall" and "end" read better as bare words in a fixture.
+    if isinstance(value, str) and value in _BARE_STEPS:
+        return {value: True}
+    return value
+
+
+Step = Annotated[
+    Annotated[ChunkStep, Tag("chunk")]
+    | Annotated[RawStep, Tag("raw")]
+    | Annotated[DoneStep, Tag("done")]
+    | Annotated[CommentStep, Tag("comment")]
+    | Annotated[FieldStep, Tag("field")]
+    | Annotated[LiteralStep, Tag("literal")]
+    | Annotated[PauseStep, Tag("pause_ms")]
+    | Annotated[StallStep, Tag("stall")]
+    | Annotated[ResetStep, Tag("reset")]
+    | Annotated[EndStep, Tag("end")],
+    Discriminator(
+        _step_kind,
+        custom_error_type="unknown_step",
+        custom_error_message="a step has exactly one of the keys chunk, raw, done, comment, "
+        "field, literal, pause_ms, stall, reset, end (or is one of the bare words done, "
+        "stall, reset, end)",
+    ),
+]
+
+TERMINAL_STEPS = (StallStep, ResetStep, EndStep)
+
+
+# --- framing ----------------------------------------------------------------------------
+
+
+class WriteSplit(_Model):
+    """How the body is cut into network writes.
+
+    ``event``: one write per step; ``fixed``: every ``size`` bytes; ``offsets``: at the
+    given absolute body offsets; ``byte``: one byte per write. Pauses and terminal steps
+    always cut, whatever the mode.
+    """
+
+    mode: Literal["event", "fixed", "offsets", "byte"] = "event"
+    size: int | None = Field(default=None, ge=1)
+    offsets: tuple[int, ...] = ()
+
+    @model_validator(mode="after")
+    def _mode_arguments(self) -> WriteSplit:
+        if self.mode == "fixed" and self.size is None:
+            raise ValueError("split mode 'fixed' needs 'size'")
+        if self.mode != "fixed" and self.size is not None:
+            raise ValueError("'size' belongs to split mode 'fixed'")
+        if self.mode == "offsets" and not self.offsets:
+            raise ValueError("split mode 'offsets' needs 'offsets'")
+        if self.mode != "offsets" and self.offsets:
+            raise ValueError("'offsets' belong to split mode 'offsets'")
+        if list(self.offsets) != sorted(set(self.offsets)) or any(o < 1 for o in self.offsets):
+            raise ValueError("offsets must be distinct positive byte offsets in ascending order")
+        return self
+
+
+class Framing(_Model):
+    """SSE framing of one stream attempt."""
+
+    line_ending: Literal["lf", "cr", "crlf"] = "lf"
+    bom: bool = Field(default=False, description="Start the body with a UTF-8 BOM.")
+    data_space: bool = Field(default=True, description="'data: x' rather than 'data:x'.")
+    multiline_data: bool = Field(
+        default=False,
+        description="Pretty-print JSON payloads and send each line as its own data: line.",
+    )
+    json_separators: Literal["compact", "spaced"] = "compact"
+    ensure_ascii: bool = False
+    split: WriteSplit = WriteSplit()
+    transfer: Literal["chunked", "close"] = Field(
+        default="chunked",
+        description="HTTP body delimitation: chunked transfer coding, or connection close.",
+    )
+
+
+class Envelope(_Model):
+    """Fields a chunk step gets unless it sets them itself (or says envelope: false)."""
+
+    id: JsonValue = "chatcmpl-fake"
+    object: JsonValue = "chat.completion.chunk"
+    created: JsonValue = 1700000000
+    model: JsonValue = "fake-model"
+
+
+# --- attempts ---------------------------------------------------------------------------
+
+
+def _valid_headers(headers: dict[str, str]) -> dict[str, str]:
+    for name, value in headers.items():
+        if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+            raise ValueError(f"invalid header name {name!r}")
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"header {name!r} has a line break in its value")
+    return headers
+
+
+class StreamResponse(_Model):
+    status: int = Field(default=200, ge=100, le=599)
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra or overriding response headers (content-type included).",
+    )
+    framing: Framing = Framing()
+    envelope: Envelope | None = Envelope()
+    steps: tuple[Step, ...]
+
+    _headers = field_validator("headers")(_valid_headers)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _bare_words(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return [_bare_step(item) for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _nothing_after_terminal_step(self) -> StreamResponse:
+        for position, step in enumerate(self.steps[:-1]):
+            if isinstance(step, TERMINAL_STEPS):
+                raise ValueError(
+                    f"step {position} ({type(step).__name__}) ends the response; "
+                    f"the {len(self.steps) - position - 1} step(s) after it would never be sent"
+                )
+        return self
+
+
+class StreamAttempt(_Model):
+    """An HTTP response whose body is an event stream."""
+
+    stream: StreamResponse
+
+
+class ErrorResponse(_Model):
+    status: int = Field(ge=100, le=599)
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: JsonValue = Field(
+        default=None,
+        description="JSON body; None means an OpenAI-shaped error object for the status.",
+    )
+    raw_body: str | None = Field(default=None, description="Body sent verbatim instead.")
+
+    _headers = field_validator("headers")(_valid_headers)
+
+    @model_validator(mode="after")
+    def _one_body(self) -> ErrorResponse:
+        if self.body is not None and self.raw_body is not None:
+            raise ValueError("give 'body' or 'raw_body', not both")
+        return self
+
+
+class ErrorAttempt(_Model):
+    """A complete non-streaming HTTP response, usually an error."""
+
+    error: ErrorResponse
+
+
+class FaultAttempt(_Model):
+    """The connection fails before any response byte is written."""
+
+    fault: Literal["reset", "close", "stall"]
+
+
+def _attempt_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        kinds = [key for key in ("stream", "error", "fault") if key in value]
+        return kinds[0] if len(kinds) == 1 else None
+    for key, model in (("stream", StreamAttempt), ("error", ErrorAttempt), ("fault", FaultAttempt)):
+        if isinstance(value, model):
+            return key
+    return None
+
+
+Attempt = Annotated[
+    Annotated[StreamAttempt, Tag("stream")]
+    | Annotated[ErrorAttempt, Tag("error")]
+    | Annotated[FaultAttempt, Tag("fault")],
+    Discriminator(
+        _attempt_kind,
+        custom_error_type="unknown_attempt",
+        custom_error_message="an attempt has exactly one of the keys stream, error, fault",
+    ),
+]
+
+
+# --- the scenario -----------------------------------------------------------------------
+
+
+class Provenance(_Model):
+    """Where a stream shape was seen, so a report can link to the bug it reproduces."""
+
+    urls: tuple[str, ...] = ()
+    emitted_by: str | None = Field(
+        default=None, description="Provider, gateway or model that sent this shape."
+    )
+    notes: str | None = None
+
+
+class Scenario(_Model):
+    """A named script: attempt n answers the n-th request; the last attempt repeats."""
+
+    id: str = Field(pattern=SCENARIO_ID_PATTERN)
+    title: str = ""
+    description: str = ""
+    provenance: Provenance = Provenance()
+    tags: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+    expect: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="Expected outcome, for the conformance suite; the fake provider ignores it.",
+    )
+    attempts: tuple[Attempt, ...]
+
+    @field_validator("attempts")
+    @classmethod
+    def _at_least_one(cls, value: tuple[Attempt, ...]) -> tuple[Attempt, ...]:
+        # A validator rather than min_length: pydantic would also report a bad attempt's
+        # tuple as too short, doubling the one error a fixture author needs to see.
+        if not value:
+            raise ValueError("a scenario needs at least one attempt")
+        return value
+
+    def attempt(self, number: int) -> StreamAttempt | ErrorAttempt | FaultAttempt:
+        """The attempt that answers request ``number`` (1-based)."""
+        if number < 1:
+            raise ValueError("attempt numbers start at 1")
+        return self.attempts[min(number, len(self.attempts)) - 1]

@@ -1,0 +1,612 @@
+"""The loopback HTTP server: plays scenario attempts byte for byte, write by write.
+
+A thin asyncio shell. h11 parses requests; responses are the raw bytes wire.py produced,
+so every scripted write reaches the socket exactly as planned (one ``send`` per write,
+TCP_NODELAY on). One scenario per URL prefix; a small JSON control API under ``/_``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+import struct
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+import h11
+from pydantic import JsonValue, ValidationError
+
+from .playback import (
+    Answer,
+    Fault,
+    Playback,
+    PlaybackError,
+    answer_completions,
+    check_playable,
+    error_playback,
+    json_playback,
+    method_not_allowed,
+    no_route,
+    unknown_scenario,
+)
+from .registry import HowEnded, ScenarioRegistry, UnknownScenario
+from .scenario import Scenario
+from .wire import LAST_CHUNK, frame_chunk
+
+DEFAULT_HOST = "127.0.0.1"
+MAX_BODY_BYTES = 10 * 1024 * 1024
+REQUEST_TIMEOUT_S = 10.0
+"""How long a client may take to send a whole request (slowloris guard, idle keep-alive)."""
+
+_READ_SIZE = 64 * 1024
+_LINGER_S = 1.0  # how long to drain input before closing on a rejected request
+_CONTROL_PREFIX = "/_scenarios"
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Request:
+    method: str
+    target: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    keep_alive: bool
+
+    @property
+    def path(self) -> str:
+        return self.target.partition("?")[0]
+
+
+class _Rejected(Exception):
+    """A request the server answers with an error and then closes the connection on."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class FakeProviderServer:
+    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``."""
+
+    def __init__(
+        self,
+        registry: ScenarioRegistry,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        *,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.registry = registry
+        self.host = host
+        self.request_timeout_s = request_timeout_s
+        self.max_body_bytes = max_body_bytes
+        self._requested_port = port
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
+
+    async def stop(self) -> None:
+        """Stop listening and drop every connection, stalled ones included."""
+        if self._server is None:
+            return
+        self._server.close()
+        for task in self._connections:
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled (Ctrl-C under ``asyncio.run``), then stop cleanly."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the server is not started")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def root_url(self) -> str:
+        """``http://HOST:PORT``: the control API lives under it."""
+        return f"http://{_url_host(self.host)}:{self.port}"
+
+    def base_url(self, scenario_id: str) -> str:
+        """The OpenAI ``base_url`` that plays ``scenario_id``."""
+        return f"{self.root_url}/{scenario_id}/v1"
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # start_server runs each connection in its own task
+        self._connections.add(task)
+        try:
+            await _Connection(self, reader, writer).run()
+        except asyncio.CancelledError:
+            # Only stop() cancels a connection task. Ending it normally matters on 3.11,
+            # whose stream callback logs an error for a cancelled connection task.
+            pass
+        finally:
+            self._connections.discard(task)
+
+
+class _Connection:
+    """One accepted socket: request/response cycles until either side ends it."""
+
+    def __init__(
+        self,
+        server: FakeProviderServer,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        self._server = server
+        self._registry = server.registry
+        self._reader = reader
+        self._writer = writer
+        self._unparsed = bytearray()  # bytes read ahead of the request being parsed
+        self._peer_gone = asyncio.Event()
+
+    async def run(self) -> None:
+        self._configure_socket()
+        graceful = False
+        try:
+            while await self._serve_one():
+                pass
+            graceful = True
+        except ConnectionError:
+            pass  # the client went away while we wrote; nothing to answer
+        except Exception:  # hostile input must never take the server down
+            _log.exception("fakeprovider: connection failed")
+        finally:
+            self._close(graceful)
+
+    def _configure_socket(self) -> None:
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # drain() then returns only once every byte is handed to the kernel, so the next
+        # scripted write is its own send(), and "sent" times are true.
+        self._writer.transport.set_write_buffer_limits(high=0)
+
+    async def _serve_one(self) -> bool:
+        """Read and answer one request; False when the connection must end."""
+        try:
+            async with asyncio.timeout(self._server.request_timeout_s):
+                request = await self._read_request()
+        except TimeoutError:
+            return False
+        except _Rejected as rejected:
+            await self._send_response(error_playback(rejected.status, rejected.message))
+            await self._linger()
+            return False
+        if request is None:
+            return False
+        return await self._respond(request) and request.keep_alive
+
+    # --- reading ------------------------------------------------------------------------
+
+    async def _read_request(self) -> _Request | None:
+        """The next complete request, or None if the client closed between requests."""
+        parser = h11.Connection(h11.SERVER)
+        if self._unparsed:  # h11 takes an empty receive as end of input
+            parser.receive_data(bytes(self._unparsed))
+            self._unparsed.clear()
+        head: h11.Request | None = None
+        body = bytearray()
+        while True:
+            try:
+                event = parser.next_event()
+            except h11.RemoteProtocolError as error:
+                raise _Rejected(
+                    error.error_status_hint, f"malformed HTTP request: {error}"
+                ) from None
+            if event is h11.NEED_DATA:
+                parser.receive_data(await self._receive())
+            elif isinstance(event, h11.Request):
+                head = event
+                self._check_declared_length(event)
+                if parser.they_are_waiting_for_100_continue:
+                    await self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > self._server.max_body_bytes:
+                    raise _Rejected(413, self._too_large())
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None  # h11 emits Request before EndOfMessage
+                self._unparsed += parser.trailing_data[0]
+                return _request(head, bytes(body))
+            else:  # ConnectionClosed: the client left between requests
+                return None
+
+    async def _receive(self) -> bytes:
+        try:
+            return await self._reader.read(_READ_SIZE)
+        except ConnectionError:
+            return b""  # h11 reads an empty receive as the end of the connection
+
+    def _check_declared_length(self, head: h11.Request) -> None:
+        for name, value in head.headers:
+            if name == b"content-length" and int(value) > self._server.max_body_bytes:
+                raise _Rejected(413, self._too_large())
+
+    def _too_large(self) -> str:
+        return f"request body larger than {self._server.max_body_bytes} bytes"
+
+    # --- routing ------------------------------------------------------------------------
+
+    async def _respond(self, request: _Request) -> bool:
+        """Answer one request; False if the connection cannot carry another."""
+        answer = answer_completions(
+            self._registry,
+            method=request.method,
+            target=request.target,
+            headers=request.headers,
+            body=request.body,
+        )
+        if answer is not None:
+            return await self._play(answer)
+        if request.path == "/_health":
+            if request.method != "GET":
+                return await self._send_response(method_not_allowed(request.method, "GET"))
+            return await self._send_response(json_playback(200, {"status": "ok"}))
+        if request.path == _CONTROL_PREFIX or request.path.startswith(_CONTROL_PREFIX + "/"):
+            return await self._send_response(self._control(request))
+        return await self._send_response(no_route(request.path))
+
+    def _control(self, request: _Request) -> Playback:
+        parts = request.path.removeprefix(_CONTROL_PREFIX).strip("/").split("/")
+        match parts, request.method:
+            case [""], "GET":
+                return json_playback(200, {"scenarios": self._scenario_list()})
+            case [""], _:
+                return method_not_allowed(request.method, "GET")
+            case [scenario_id], "PUT":
+                return self._put_scenario(scenario_id, request.body)
+            case [scenario_id], "GET":
+                return self._with_scenario(scenario_id, self._scenario_json)
+            case [_], _:
+                return method_not_allowed(request.method, "GET, PUT")
+            case [scenario_id, "requests"], "GET":
+                return self._with_scenario(scenario_id, self._request_log)
+            case [scenario_id, "requests"], "DELETE":
+                return self._with_scenario(scenario_id, self._clear_request_log)
+            case [_, "requests"], _:
+                return method_not_allowed(request.method, "GET, DELETE")
+        return no_route(request.path)
+
+    # --- the control API ----------------------------------------------------------------
+
+    def _scenario_list(self) -> list[JsonValue]:
+        return [{"id": id_, "base_url": self._server.base_url(id_)} for id_ in self._registry.ids()]
+
+    def _with_scenario(self, scenario_id: str, answer: Callable[[str], Playback]) -> Playback:
+        try:
+            return answer(scenario_id)
+        except UnknownScenario:
+            return unknown_scenario(scenario_id)
+
+    def _scenario_json(self, scenario_id: str) -> Playback:
+        return json_playback(200, self._registry.get(scenario_id).model_dump(mode="json"))
+
+    def _request_log(self, scenario_id: str) -> Playback:
+        records = self._registry.requests(scenario_id)
+        return json_playback(200, {"requests": [r.model_dump(mode="json") for r in records]})
+
+    def _clear_request_log(self, scenario_id: str) -> Playback:
+        self._registry.clear_requests(scenario_id)
+        return json_playback(204, None)
+
+    def _put_scenario(self, scenario_id: str, body: bytes) -> Playback:
+        try:
+            scenario = _parse_scenario(scenario_id, body)
+        except _Rejected as rejected:
+            return error_playback(rejected.status, rejected.message)
+        is_new = scenario_id not in self._registry.ids()
+        self._registry.register(scenario)
+        summary: JsonValue = {"id": scenario_id, "base_url": self._server.base_url(scenario_id)}
+        return json_playback(201 if is_new else 200, summary)
+
+    # --- playing an attempt -------------------------------------------------------------
+
+    async def _play(self, answer: Answer) -> bool:
+        async with self._watching_peer():
+            if isinstance(answer.response, Fault):
+                await self._play_fault(answer.response, answer.log_end)
+                return False
+            return await self._play_response(answer.response, answer.log_end)
+
+    # Each ending is logged just before the act that shows it to the client (the last
+    # chunk, the close, the RST), so a client that has seen the end never reads a log
+    # still pending. Only stalls and disconnects are logged after the fact.
+
+    async def _play_fault(self, fault: Fault, end: Callable[[HowEnded], None]) -> None:
+        match fault.kind:
+            case "reset":
+                end("reset")
+                self._reset()
+            case "close":
+                end("closed")
+                self._close(graceful=True)
+            case "stall":
+                await self._stall(end)
+
+    async def _play_response(self, playback: Playback, end: Callable[[HowEnded], None]) -> bool:
+        if playback.framing == "length":
+            end("complete")
+            return await self._send_response(playback)
+        if not await self._send_stream_body(playback):
+            end("client-disconnected")
+            return False
+        match playback.plan.ending:
+            case "reset":
+                end("reset")
+                self._reset()
+                return False
+            case "stall":
+                await self._stall(end)
+                return False
+        end("complete")
+        if playback.framing == "close":
+            return False  # closing the connection ends the body
+        try:
+            await self._send(LAST_CHUNK)
+        except ConnectionError:
+            return False
+        return not playback.closes_connection
+
+    async def _send_stream_body(self, playback: Playback) -> bool:
+        """Write the head and every scripted write, then the final pause.
+
+        False if the client went away meanwhile.
+        """
+        chunked = playback.framing == "chunked"
+        plan = playback.plan
+        try:
+            await self._send(playback.head)
+            for write in plan.writes:
+                if not await self._pause(write.delay_ms):
+                    return False
+                await self._send(frame_chunk(write.data) if chunked else write.data)
+        except ConnectionError:
+            return False
+        return await self._pause(plan.final_delay_ms)
+
+    async def _stall(self, end: Callable[[HowEnded], None]) -> None:
+        """Keep the connection open, silent, until the client leaves or the server stops."""
+        try:
+            await self._peer_gone.wait()
+        finally:
+            end("stalled")
+
+    async def _pause(self, delay_ms: float) -> bool:
+        """Wait ``delay_ms``; False if the client went away meanwhile."""
+        if delay_ms > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay_ms / 1000):
+                    await self._peer_gone.wait()
+        return not self._peer_gone.is_set()
+
+    @contextlib.asynccontextmanager
+    async def _watching_peer(self) -> AsyncIterator[None]:
+        """Read while a response plays, so a client hanging up is noticed during pauses."""
+        watcher = asyncio.create_task(self._watch_peer())
+        try:
+            yield
+        finally:
+            watcher.cancel()
+            await asyncio.wait([watcher])  # unlike awaiting it, keeps our own cancellation
+
+    async def _watch_peer(self) -> None:
+        # Bytes a client sends meanwhile belong to its next request; keep a bounded amount.
+        while len(self._unparsed) <= self._server.max_body_bytes:
+            data = await self._receive()
+            if not data:
+                self._peer_gone.set()
+                return
+            self._unparsed += data
+
+    # --- writing and closing ------------------------------------------------------------
+
+    async def _send(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+    async def _send_response(self, playback: Playback) -> bool:
+        """Send a length-delimited response in one write; False if the connection must end."""
+        try:
+            await self._send(playback.head + playback.plan.body)
+        except ConnectionError:
+            return False
+        return not playback.closes_connection
+
+    async def _linger(self) -> None:
+        """Half-close, then drain input a moment, so the client reads our error.
+
+        Closing with unread input makes the kernel send RST, which can destroy the
+        response before the client reads it (e.g. a 413 to a client still uploading).
+        """
+        if self._writer.transport.is_closing() or not self._writer.can_write_eof():
+            return
+        self._writer.write_eof()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_LINGER_S):
+                while await self._receive():
+                    pass
+
+    def _reset(self) -> None:
+        """Abort so the peer sees RST: SO_LINGER with a zero timeout."""
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self._writer.transport.abort()
+
+    def _close(self, graceful: bool) -> None:
+        transport = self._writer.transport
+        if transport.is_closing():
+            return
+        if graceful:
+            transport.close()
+        else:
+            transport.abort()  # shutting down: do not wait to flush to a stalled client
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _request(head: h11.Request, body: bytes) -> _Request:
+    headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
+    connection = ",".join(value for name, value in headers if name == "connection").lower()
+    keep_alive = head.http_version == b"1.1" and "close" not in connection
+    return _Request(
+        method=head.method.decode("latin-1"),
+        target=head.target.decode("latin-1"),
+        headers=headers,
+        body=body,
+        keep_alive=keep_alive,
+    )
+
+
+def _parse_scenario(scenario_id: str, body: bytes) -> Scenario:
+    """The scenario a PUT body describes; raises _Rejected with a readable reason."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise _Rejected(400, f"the body is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise _Rejected(422, "the body must be a JSON object (a scenario)")
+    if data.setdefault("id", scenario_id) != scenario_id:
+        raise _Rejected(422, f"the body's id {data['id']!r} differs from the URL's {scenario_id!r}")
+    try:
+        scenario = Scenario.model_validate(data)
+        check_playable(scenario)
+    except ValidationError as error:
+        raise _Rejected(422, _describe_validation_error(error)) from None
+    except PlaybackError as error:
+        raise _Rejected(422, f"the scenario cannot be played: {error}") from None
+    return scenario
+
+
+def _describe_validation_error(error: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in problem['loc']) or '(scenario)'}: {problem['msg']}"
+        for problem in error.errors(include_url=False)
+    ]
+    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(problems)
+
+
+def _url_host(host: str) -> str:
+    """The host to put in URLs: a wildcard bind is reached on loopback."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).version == 6:
+            return f"[{host}]"
+    return host
+
+
+# --- a server on its own thread -----------------------------------------------------------
+
+
+class ServerThread:
+    """The server on a private event loop in a daemon thread, for sync code and tests::
+
+    with ServerThread(registry) as server:
+        client = openai.OpenAI(base_url=server.base_url("hello"), api_key="sk-test")
+    """
+
+    def __init__(
+        self,
+        registry: ScenarioRegistry | None = None,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        *,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.registry = registry if registry is not None else ScenarioRegistry()
+        self.server = FakeProviderServer(
+            self.registry,
+            host,
+            port,
+            request_timeout_s=request_timeout_s,
+            max_body_bytes=max_body_bytes,
+        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="fakeprovider-server", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result()
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop).result()
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def root_url(self) -> str:
+        return self.server.root_url
+
+    def base_url(self, scenario_id: str) -> str:
+        return self.server.base_url(scenario_id)

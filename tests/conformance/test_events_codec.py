@@ -1,0 +1,280 @@
+"""Tests of the protocol event model and its JSON Lines codec (ADAPTER-PROTOCOL.md, G8)."""
+
+import json
+
+import pytest
+
+from conformance.codes import DEFAULT_RETRYABLE_CODES
+from conformance.events import (
+    BlockEnd,
+    BlockStart,
+    Capabilities,
+    End,
+    Event,
+    EventDecodeError,
+    Finish,
+    Hello,
+    ReasoningBlock,
+    ReasoningDelta,
+    Retry,
+    RetryPolicy,
+    RunCase,
+    TextBlock,
+    TextDelta,
+    Thrown,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+    dump_event,
+    explicit_null_fields,
+    parse_event_line,
+    parse_hello_line,
+    parse_run_line,
+)
+
+# The protocol page's own example lines, verbatim.
+PROTOCOL_EXAMPLE_LINES = [
+    '{"case": "c-0042", "type": "block-start", "index": 0, "block_type": "tool-call"}',
+    '{"case": "c-0042", "type": "tool-call-delta", "index": 0, "id": "call_1", '
+    '"name": "get_weather", "arguments_delta": "{\\"ci"}',
+    '{"case": "c-0042", "type": "block-end", "index": 0, "block": {"type": "tool-call", '
+    '"id": "call_1", "name": "get_weather", "arguments": "{\\"city\\":\\"Oslo\\"}"}}',
+    '{"case": "c-0042", "type": "usage", "input_tokens": 12, "output_tokens": 7, '
+    '"cache_read_tokens": 0, "reasoning_tokens": 0}',
+    '{"case": "c-0042", "type": "finish", "reason": "tool-calls"}',
+    '{"case": "c-0042", "type": "end"}',
+]
+
+ONE_OF_EACH: list[Event] = [
+    BlockStart(index=0, block_type="text"),
+    TextDelta(index=0, text="hé\n"),
+    ReasoningDelta(index=1, text="r"),
+    ToolCallDelta(index=2, arguments_delta=""),
+    ToolCallDelta(index=2, id="c", name="f", arguments_delta='{"a"'),
+    BlockEnd(index=0, block=TextBlock(text="t")),
+    BlockEnd(index=1, block=ReasoningBlock(text="r")),
+    BlockEnd(index=2, block=ToolCallBlock(id="c", name="f", arguments="{}")),
+    Usage(input_tokens=1, output_tokens=2),
+    Usage(input_tokens=1, output_tokens=2, cache_read_tokens=0, reasoning_tokens=1),
+    Finish(reason="stop"),
+    Finish(reason="error", code="EMPTY_RESPONSE", message="empty"),
+    Finish(reason="aborted"),
+    Retry(attempt=1, code="SERVER", delay_ms=1.5),
+    Thrown(message="boom"),
+    Thrown(message="boom", code="TRANSPORT"),
+    End(case="c-1"),
+]
+
+
+@pytest.mark.parametrize("line", PROTOCOL_EXAMPLE_LINES)
+def test_protocol_example_lines_parse_and_round_trip(line: str) -> None:
+    event = parse_event_line(line)
+    assert event.case == "c-0042"
+    assert json.loads(dump_event(event)) == json.loads(line)
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: e.to_json_line())
+def test_every_event_round_trips(event: Event) -> None:
+    assert parse_event_line(dump_event(event)) == event
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: e.to_json_line())
+def test_unset_optional_fields_are_omitted_not_null(event: Event) -> None:
+    line = event.to_json_line()
+    assert "null" not in line
+    assert "\n" not in line
+
+
+def test_wire_names() -> None:
+    assert json.loads(ToolCallDelta(index=0, arguments_delta="x").to_json_line()) == {
+        "type": "tool-call-delta",
+        "index": 0,
+        "arguments_delta": "x",
+    }
+    assert json.loads(Retry(attempt=2, code="TIMEOUT", delay_ms=3).to_json_line()) == {
+        "type": "retry",
+        "attempt": 2,
+        "code": "TIMEOUT",
+        "delay_ms": 3.0,
+    }
+
+
+def test_case_leads_the_line_when_set() -> None:
+    line = BlockStart(case="c-7", index=0, block_type="reasoning").to_json_line()
+    assert line.startswith('{"case":"c-7","type":"block-start"')
+
+
+def test_error_finish_requires_a_code() -> None:
+    with pytest.raises(ValueError, match="requires a non-empty code"):
+        Finish(reason="error")
+    with pytest.raises(EventDecodeError, match="requires a non-empty code"):
+        parse_event_line('{"type": "finish", "reason": "error", "message": "x"}')
+    with pytest.raises(EventDecodeError):
+        parse_event_line('{"type": "finish", "reason": "error", "code": ""}')
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("{not json", "not valid JSON"),
+        ("", "not valid JSON"),
+        ("[1]", "expected a JSON object"),
+        ('{"type": "delta"}', "unknown event type 'delta'"),
+        ('{"index": 0}', "unknown event type None"),
+        ('{"type": "hello", "protocol": 1}', "unknown event type 'hello'"),
+        ('{"type": "usage", "input_tokens": NaN, "output_tokens": 1}', "NaN is not valid JSON"),
+        ('{"type": "retry", "attempt": 1, "code": "X", "delay_ms": 1e999}', "out of range"),
+        ('{"type": "text-delta", "index": "0", "text": "x"}', "invalid 'text-delta' event: index"),
+        ('{"type": "text-delta", "index": 0.0, "text": "x"}', "index"),
+        ('{"type": "text-delta", "index": true, "text": "x"}', "index"),
+        ('{"type": "text-delta", "index": 0}', "text: Field required"),
+        ('{"type": "block-start", "index": 0, "block_type": "image"}', "block_type"),
+        ('{"type": "finish", "reason": "done"}', "reason"),
+        (
+            '{"type": "usage", "inputTokens": 1, "input_tokens": 1, "output_tokens": 1}',
+            "inputTokens",
+        ),
+        ('{"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": "c"}}', "block"),
+    ],
+)
+def test_invalid_lines_raise_event_decode_error(line: str, match: str) -> None:
+    with pytest.raises(EventDecodeError, match=match):
+        parse_event_line(line)
+
+
+def test_event_decode_error_is_a_value_error() -> None:
+    assert issubclass(EventDecodeError, ValueError)
+
+
+def test_bytes_lines_are_accepted() -> None:
+    assert parse_event_line(b'{"type": "end"}') == End()
+
+
+def test_explicit_nulls_parse_and_are_reported() -> None:
+    event = parse_event_line(
+        '{"type": "tool-call-delta", "index": 0, "id": null, "name": "f", "arguments_delta": ""}'
+    )
+    assert event == ToolCallDelta(index=0, name="f", arguments_delta="")
+    assert explicit_null_fields(event) == ["id"]
+    assert explicit_null_fields(ToolCallDelta(index=0, arguments_delta="")) == []
+    assert '"id"' not in event.to_json_line()
+
+
+HELLO_LINE = (
+    '{"type": "hello", "protocol": 1, "name": "my-adapter", "version": "1.2.3", '
+    '"capabilities": {"deltas": true, "reasoning": true, "usage": true, "retry": true, '
+    '"error_codes": true}}'
+)
+
+
+def test_hello_parses() -> None:
+    hello = parse_hello_line(HELLO_LINE)
+    assert hello == Hello(
+        protocol=1,
+        name="my-adapter",
+        version="1.2.3",
+        capabilities=Capabilities(
+            deltas=True, reasoning=True, usage=True, retry=True, error_codes=True
+        ),
+    )
+    assert json.loads(hello.to_json_line()) == json.loads(HELLO_LINE)
+
+
+def test_undeclared_capabilities_are_not_claimed() -> None:
+    hello = parse_hello_line(
+        '{"type": "hello", "protocol": 1, "name": "a", "version": "0", '
+        '"capabilities": {"usage": true}}'
+    )
+    assert hello.capabilities == Capabilities(usage=True)
+
+
+def test_hello_rejects_non_boolean_capability() -> None:
+    with pytest.raises(EventDecodeError, match=r"capabilities\.retry"):
+        parse_hello_line(HELLO_LINE.replace('"retry": true', '"retry": "yes"'))
+
+
+RUN_LINE = json.dumps(
+    {
+        "type": "run",
+        "case": "c-0042",
+        "base_url": "http://127.0.0.1:41234/c-0042/v1",
+        "api_key": "sk-test",
+        "request": {
+            "model": "fake-model",
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [],
+            "tool_choice": None,
+        },
+        "retry": {
+            "max_retries": 2,
+            "retryable_codes": list(DEFAULT_RETRYABLE_CODES),
+            "initial_delay_ms": 1,
+            "max_delay_ms": 1,
+            "jitter_ratio": 0,
+        },
+        "idle_timeout_s": 2,
+        "timeout_s": 10,
+    }
+)
+
+
+def test_run_line_parses_and_keeps_nulls_inside_the_request() -> None:
+    run = parse_run_line(RUN_LINE)
+    assert run.retry.max_retries == 2
+    assert run.request["tool_choice"] is None
+    assert json.loads(run.to_json_line()) == json.loads(RUN_LINE)
+
+
+def test_retry_policy_defaults_to_the_canonical_retryable_codes() -> None:
+    policy = RetryPolicy(max_retries=1, initial_delay_ms=1, max_delay_ms=2, jitter_ratio=0)
+    assert policy.retryable_codes == list(DEFAULT_RETRYABLE_CODES)
+    assert DEFAULT_RETRYABLE_CODES == (
+        "EMPTY_RESPONSE",
+        "MALFORMED_TOOL_CALL",
+        "RATE_LIMIT",
+        "SERVER",
+        "TIMEOUT",
+        "TRANSPORT",
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"max_retries": -1},
+        {"initial_delay_ms": 0},
+        {"initial_delay_ms": 5, "max_delay_ms": 4},
+        {"jitter_ratio": 1.1},
+        {"jitter_ratio": -0.1},
+    ],
+    ids=repr,
+)
+def test_invalid_retry_policy_is_rejected(change: dict[str, float]) -> None:
+    fields: dict[str, float] = {
+        "max_retries": 1,
+        "initial_delay_ms": 1,
+        "max_delay_ms": 2,
+        "jitter_ratio": 0,
+    }
+    with pytest.raises(ValueError):
+        RetryPolicy.model_validate(fields | change)
+
+
+def test_run_case_rejects_unknown_fields() -> None:
+    with pytest.raises(EventDecodeError, match="extra"):
+        parse_run_line(RUN_LINE.replace('"timeout_s"', '"extra": 1, "timeout_s"'))
+
+
+def test_run_case_model_constructs() -> None:
+    run = RunCase(
+        case="c",
+        base_url="http://x/v1",
+        api_key="k",
+        request={},
+        retry=RetryPolicy(max_retries=0, initial_delay_ms=1, max_delay_ms=1, jitter_ratio=0),
+        idle_timeout_s=0.5,
+        timeout_s=1,
+    )
+    assert parse_run_line(run.to_json_line()) == run

@@ -1,0 +1,82 @@
+"""The ``fakeprovider`` command line: show, validate, schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from fakeprovider.cli import main
+from fakeprovider.fixtures import load_fixture
+from fakeprovider.wire import encode_stream
+
+FIXTURE = """\
+id: two-attempts
+attempts:
+  - error: {status: 429, headers: {Retry-After: "1"}}
+  - stream:
+      framing: {split: {mode: byte}, line_ending: crlf}
+      steps:
+        - chunk: {choices: [{index: 0, delta: {content: "é"}}]}
+        - pause_ms: 5
+        - done
+"""
+
+
+def fixture(tmp_path: Path) -> Path:
+    path = tmp_path / "two-attempts.yaml"
+    path.write_text(FIXTURE, encoding="utf-8")
+    return path
+
+
+def test_show_prints_one_escaped_write_per_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["show", str(fixture(tmp_path))])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "# attempt 1"
+    assert lines[1].startswith("head  HTTP/1.1 429 Too Many Requests\\r\\n")
+    assert "Retry-After: 1" in lines[1]
+    writes = [line for line in lines if line.startswith("write ")]
+    assert writes[0] == "write 1  d"
+    assert any("\\xc3" in line for line in writes)
+    assert any(line.startswith("write ") and " after 5 ms " in line for line in lines)
+    assert lines[-1] == "<close>"
+
+
+def test_show_raw_writes_exactly_the_body(tmp_path: Path) -> None:
+    path = fixture(tmp_path)
+    result = CliRunner().invoke(main, ["show", str(path), "--attempt", "2", "--raw"])
+    assert result.exit_code == 0
+    expected = encode_stream(load_fixture(path).attempts[1].stream).body  # type: ignore[union-attr]
+    assert result.stdout_bytes == expected
+
+
+def test_validate_passes_good_and_fails_bad(tmp_path: Path) -> None:
+    fixture(tmp_path)
+    assert CliRunner().invoke(main, ["validate", str(tmp_path)]).exit_code == 0
+    (tmp_path / "bad.yaml").write_text("attempts: [{fault: explode}]\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "bad.yaml:1: attempts[0].fault: Input should be 'reset', 'close' or 'stall'" in (
+        result.output
+    )
+
+
+def test_validate_reports_a_split_past_the_body(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "attempts: [{stream: {framing: {split: {mode: offsets, offsets: [500]}},"
+        " steps: [done]}}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert "split offset 500" in result.output
+
+
+def test_schema_is_json_schema_of_a_scenario() -> None:
+    result = CliRunner().invoke(main, ["schema"])
+    schema = json.loads(result.output)
+    assert schema["title"] == "Scenario"
+    assert "attempts" in schema["required"]

@@ -1,0 +1,456 @@
+"""The loopback server: exact bytes on the wire, the control API, faults, hostile input."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.scenario import Scenario, StreamAttempt
+from fakeprovider.server import ServerThread
+from fakeprovider.wire import encode_stream
+
+pytestmark = pytest.mark.timeout(30)
+
+TEXT_STEPS: list[Any] = [
+    {"chunk": {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hé"}}]}},
+    {"chunk": {"choices": [{"index": 0, "delta": {"content": "llo"}, "finish_reason": "stop"}]}},
+    "done",
+]
+
+
+Register = Callable[..., Scenario]
+
+
+def make_scenario(scenario_id: str, *attempts: dict[str, Any]) -> Scenario:
+    return Scenario.model_validate({"id": scenario_id, "attempts": list(attempts)})
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    with ServerThread(ScenarioRegistry(), request_timeout_s=1.0) as running:
+        yield running
+
+
+@pytest.fixture
+def register(server: ServerThread) -> Register:
+    def register(scenario_id: str, *attempts: dict[str, Any]) -> Scenario:
+        scenario = make_scenario(scenario_id, *attempts)
+        server.registry.register(scenario)
+        return scenario
+
+    return register
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=httpx.Timeout(5.0, read=0.5)) as http:
+        yield http
+
+
+# --- raw socket helpers -------------------------------------------------------------------
+
+
+def post_bytes(path: str, body: bytes = b"{}", extra: str = "") -> bytes:
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n{extra}\r\n"
+    ).encode() + body
+
+
+def exchange(port: int, request: bytes) -> list[tuple[float, bytes]]:
+    """Send ``request``, then read until the server closes: (arrival time, bytes) per recv."""
+    received: list[tuple[float, bytes]] = []
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(request)
+        while data := sock.recv(65536):
+            received.append((time.monotonic(), data))
+    return received
+
+
+def split_response(raw: bytes) -> tuple[str, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in header_lines)
+    return status_line, headers, body
+
+
+def dechunk(body: bytes) -> list[bytes]:
+    """The chunks of a chunked body, which must end with the last chunk."""
+    chunks = []
+    while True:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            assert rest == b"\r\n", "nothing may follow the last chunk"
+            return chunks
+        chunks.append(rest[:size])
+        assert rest[size : size + 2] == b"\r\n"
+        body = rest[size + 2 :]
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 3.0) -> None:
+    """The request log is updated just after the socket sees the last byte: poll a moment."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def ended(server: ServerThread, scenario_id: str) -> list[str]:
+    return [record.ended for record in server.registry.requests(scenario_id)]
+
+
+# --- bytes on the wire --------------------------------------------------------------------
+
+
+def test_each_write_is_one_chunk_and_the_body_is_the_plan(
+    server: ServerThread, register: Register
+) -> None:
+    scenario = register("raw-text", {"stream": {"steps": TEXT_STEPS}})
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    plan = encode_stream(attempt.stream)
+
+    received = exchange(
+        server.port, post_bytes("/raw-text/v1/chat/completions", extra="Connection: close\r\n")
+    )
+    status, headers, body = split_response(b"".join(data for _, data in received))
+
+    assert status == "HTTP/1.1 200 OK"
+    assert headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert headers["transfer-encoding"] == "chunked"
+    chunks = dechunk(body)
+    assert chunks == [write.data for write in plan.writes]
+    assert b"".join(chunks) == plan.body
+
+
+def test_byte_split_sends_every_byte_as_its_own_write(
+    server: ServerThread, register: Register
+) -> None:
+    # One write per byte, the two bytes of "é" included: each is its own chunk.
+    register(
+        "byte-split",
+        {"stream": {"framing": {"split": {"mode": "byte"}}, "steps": [{"raw": "é"}, "done"]}},
+    )
+    received = exchange(
+        server.port, post_bytes("/byte-split/chat/completions", extra="Connection: close\r\n")
+    )
+    _, _, body = split_response(b"".join(data for _, data in received))
+
+    chunks = dechunk(body)
+    assert b"".join(chunks) == "data: é\n\ndata: [DONE]\n\n".encode()
+    assert all(len(chunk) == 1 for chunk in chunks)
+
+
+def test_writes_after_a_pause_arrive_later(server: ServerThread, register: Register) -> None:
+    # transfer: close puts the body bytes on the wire unframed, so offsets are body offsets.
+    register(
+        "paused",
+        {
+            "stream": {
+                "framing": {"split": {"mode": "byte"}, "transfer": "close"},
+                "steps": [{"raw": "é"}, {"pause_ms": 80}, "done"],
+            }
+        },
+    )
+    received = exchange(server.port, post_bytes("/paused/v1/chat/completions"))
+    arrival: list[float] = []  # arrival time of every response byte
+    for at, data in received:
+        arrival += [at] * len(data)
+    raw = b"".join(data for _, data in received)
+    status, headers, body = split_response(raw)
+
+    assert (status, headers["connection"], body) == (
+        "HTTP/1.1 200 OK",
+        "close",
+        "data: é\n\ndata: [DONE]\n\n".encode(),
+    )
+    first_after_pause = len(raw) - len(body) + len("data: é\n\n".encode())
+    gap = arrival[first_after_pause] - arrival[first_after_pause - 1]
+    assert gap >= 0.06
+
+
+def test_keep_alive_serves_pipelined_requests_on_one_connection(
+    server: ServerThread, register: Register
+) -> None:
+    register("pipelined", {"stream": {"steps": ["done"]}})
+    request = post_bytes("/pipelined/v1/chat/completions", b'{"n": 1}')
+    last = post_bytes("/pipelined/v1/chat/completions", b'{"n": 2}', "Connection: close\r\n")
+
+    raw = b"".join(data for _, data in exchange(server.port, request + last))
+
+    assert raw.count(b"HTTP/1.1 200 OK") == 2
+    assert [r.body for r in server.registry.requests("pipelined")] == ['{"n": 1}', '{"n": 2}']
+
+
+def test_expect_100_continue_is_honoured(server: ServerThread, register: Register) -> None:
+    register("continue", {"stream": {"steps": ["done"]}})
+    head = post_bytes(
+        "/continue/v1/chat/completions", b"", "Expect: 100-continue\r\nConnection: close\r\n"
+    )
+    head = head.replace(b"Content-Length: 0", b"Content-Length: 2")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(head)
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(b"{}")
+        assert sock.recv(100).startswith(b"HTTP/1.1 200 OK")
+
+
+# --- the control API ----------------------------------------------------------------------
+
+
+def test_request_log_counts_attempts_and_delete_resets_it(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    register("counted", {"error": {"status": 500}}, {"stream": {"steps": ["done"]}})
+    url = server.base_url("counted") + "/chat/completions"
+
+    statuses = [client.post(url, json={"n": n}).status_code for n in (1, 2, 3)]
+    log = client.get(f"{server.root_url}/_scenarios/counted/requests").json()["requests"]
+
+    assert statuses == [500, 200, 200]  # past the last attempt, the last one repeats
+    assert [(r["attempt"], json.loads(r["body"])) for r in log] == [
+        (1, {"n": 1}),
+        (2, {"n": 2}),
+        (3, {"n": 3}),
+    ]
+    assert log[0]["method"] == "POST"
+    assert log[0]["path"] == "/counted/v1/chat/completions"
+    assert ["content-type", "application/json"] in log[0]["headers"]
+    assert [r["ended"] for r in log] == ["complete"] * 3
+
+    assert client.delete(f"{server.root_url}/_scenarios/counted/requests").status_code == 204
+    assert client.post(url, json={}).status_code == 500  # attempt 1 again
+
+
+def test_put_registers_a_scenario_and_get_returns_it(
+    server: ServerThread, client: httpx.Client
+) -> None:
+    scenario = {"title": "put", "attempts": [{"stream": {"steps": TEXT_STEPS}}]}
+    created = client.put(f"{server.root_url}/_scenarios/put-me", json=scenario)
+    replaced = client.put(f"{server.root_url}/_scenarios/put-me", json={"id": "put-me", **scenario})
+
+    assert created.status_code == 201
+    assert replaced.status_code == 200
+    assert created.json() == {"id": "put-me", "base_url": server.base_url("put-me")}
+    fetched = client.get(f"{server.root_url}/_scenarios/put-me").json()
+    assert fetched == server.registry.get("put-me").model_dump(mode="json")
+    listed = client.get(f"{server.root_url}/_scenarios").json()["scenarios"]
+    assert {"id": "put-me", "base_url": server.base_url("put-me")} in listed
+    assert client.post(server.base_url("put-me") + "/chat/completions", json={}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message_part"),
+    [
+        (b"{not json", 400, "not JSON"),
+        (b"[1, 2]", 422, "JSON object"),
+        (json.dumps({"id": "other", "attempts": [{"fault": "reset"}]}).encode(), 422, "differs"),
+        (json.dumps({"attempts": [{"fault": "explode"}]}).encode(), 422, "attempts.0.fault"),
+        (json.dumps({"attempts": [], "colour": 1}).encode(), 422, "colour"),
+        (
+            json.dumps(
+                {
+                    "attempts": [
+                        {
+                            "stream": {
+                                "framing": {"split": {"mode": "offsets", "offsets": [999]}},
+                                "steps": ["done"],
+                            }
+                        }
+                    ]
+                }
+            ).encode(),
+            422,
+            "999",
+        ),
+    ],
+)
+def test_put_rejects_bad_scenarios_readably(
+    server: ServerThread, client: httpx.Client, body: bytes, status: int, message_part: str
+) -> None:
+    response = client.put(f"{server.root_url}/_scenarios/bad-put", content=body)
+
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert message_part in error["message"]
+    assert "Traceback" not in response.text
+    assert "bad-put" not in server.registry.ids()
+
+
+def test_health(server: ServerThread, client: httpx.Client) -> None:
+    assert client.get(f"{server.root_url}/_health").json() == {"status": "ok"}
+
+
+# --- scripted errors and faults -----------------------------------------------------------
+
+
+def test_error_attempt_sends_status_headers_and_json_body(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    register("limited", {"error": {"status": 429, "headers": {"Retry-After": "7"}}})
+
+    response = client.post(server.base_url("limited") + "/chat/completions", json={})
+
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "7"
+    assert response.headers["content-length"] == str(len(response.content))
+    assert response.json()["error"]["message"] == "fake provider: 429 Too Many Requests"
+
+
+def test_reset_mid_stream_raises_after_the_bytes_before_it(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    register("reset-mid", {"stream": {"steps": [TEXT_STEPS[0], "reset"]}})
+    received = b""
+    with (
+        pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)),
+        client.stream(
+            "POST", server.base_url("reset-mid") + "/chat/completions", json={}
+        ) as response,
+    ):
+        for data in response.iter_raw():
+            received += data
+
+    assert received.startswith(b"data: {")  # the RST did not destroy what came before it
+    assert ended(server, "reset-mid") == ["reset"]
+
+
+def test_stall_makes_the_client_time_out_and_the_server_keeps_serving(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    register("stall-mid", {"stream": {"steps": [TEXT_STEPS[0], "stall"]}})
+    with pytest.raises(httpx.ReadTimeout):
+        client.post(server.base_url("stall-mid") + "/chat/completions", json={}, timeout=0.3)
+
+    assert client.get(f"{server.root_url}/_health").status_code == 200
+    wait_until(lambda: ended(server, "stall-mid") == ["stalled"])
+
+
+@pytest.mark.parametrize(
+    ("fault", "error", "how"),
+    [
+        ("reset", httpx.ReadError, "reset"),
+        ("close", httpx.RemoteProtocolError, "closed"),
+        ("stall", httpx.ReadTimeout, "stalled"),
+    ],
+)
+def test_fault_attempts_fail_before_any_response_byte(
+    server: ServerThread,
+    register: Register,
+    client: httpx.Client,
+    fault: str,
+    error: type[Exception],
+    how: str,
+) -> None:
+    register(f"fault-{fault}", {"fault": fault})
+    with pytest.raises(error):
+        client.post(server.base_url(f"fault-{fault}") + "/chat/completions", json={}, timeout=0.3)
+
+    wait_until(lambda: ended(server, f"fault-{fault}") == [how])
+    assert client.get(f"{server.root_url}/_health").status_code == 200
+
+
+def test_a_client_leaving_during_a_pause_is_logged(
+    server: ServerThread, register: Register
+) -> None:
+    register("left", {"stream": {"steps": [TEXT_STEPS[0], {"pause_ms": 5000}, "done"]}})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(post_bytes("/left/v1/chat/completions"))
+        sock.recv(65536)
+
+    wait_until(lambda: ended(server, "left") == ["client-disconnected"])
+
+
+def test_stopping_does_not_wait_for_stalled_connections() -> None:
+    with ServerThread() as private:
+        private.registry.register(make_scenario("stuck", {"fault": "stall"}))
+        with socket.create_connection(("127.0.0.1", private.port), timeout=5) as sock:
+            sock.sendall(post_bytes("/stuck/v1/chat/completions"))
+            wait_until(lambda: len(private.registry.requests("stuck")) == 1)
+            started = time.monotonic()
+            private.stop()
+            assert time.monotonic() - started < 1.0
+            assert sock.recv(10) == b""
+        assert ended(private, "stuck") == ["stalled"]
+
+
+# --- hostile input ------------------------------------------------------------------------
+
+
+def assert_json_error(raw: bytes, status: int) -> dict[str, Any]:
+    status_line, headers, body = split_response(raw)
+    assert status_line.startswith(f"HTTP/1.1 {status} ")
+    assert headers["content-type"] == "application/json"
+    error: dict[str, Any] = json.loads(body)["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    return error
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"\x00\xff garbage \r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\n" + b"X-Long: " + b"a" * 70_000 + b"\r\n\r\n", 431),
+        (
+            post_bytes("/huge/v1/chat/completions").replace(b"Length: 2", b"Length: 99999999999"),
+            413,
+        ),
+    ],
+)
+def test_malformed_requests_get_a_json_error(
+    server: ServerThread, client: httpx.Client, request_bytes: bytes, status: int
+) -> None:
+    raw = b"".join(data for _, data in exchange(server.port, request_bytes))
+
+    assert_json_error(raw, status)
+    assert client.get(f"{server.root_url}/_health").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("POST", "/no-such-scenario/v1/chat/completions", 404),
+        ("GET", "/anything/v1/chat/completions", 405),
+        ("POST", "/not/a/route", 404),
+        ("GET", "/_scenarios/no-such-scenario", 404),
+        ("GET", "/_scenarios/no-such-scenario/requests", 404),
+        ("POST", "/_scenarios", 405),
+        ("DELETE", "/_health", 405),
+    ],
+)
+def test_bad_routes_get_a_json_error(
+    server: ServerThread, client: httpx.Client, method: str, path: str, status: int
+) -> None:
+    response = client.request(method, server.root_url + path, json={})
+
+    assert response.status_code == status
+    assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+    if status == 405:
+        assert response.headers["allow"]
+
+
+def test_a_body_over_the_limit_gets_413(server: ServerThread, client: httpx.Client) -> None:
+    response = client.post(
+        server.root_url + "/x/v1/chat/completions", content=b"x" * (10 * 1024 * 1024 + 1)
+    )
+
+    assert response.status_code == 413
+
+
+def test_a_slow_request_head_is_cut_off(server: ServerThread) -> None:
+    # The module's server gives a request 1 s to arrive (the default is 10 s).
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(b"POST /slow/v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        assert sock.recv(100) == b""
+        assert 0.5 < time.monotonic() - started < 3.0
