@@ -17,19 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakeprovider.scenario import (
+    TERMINAL_STEPS,
     ChunkStep,
     CommentStep,
     DoneStep,
-    EndStep,
     ErrorAttempt,
     ErrorResponse,
     FaultAttempt,
     FieldStep,
     LiteralStep,
     PauseStep,
-    ResetStep,
     Scenario,
-    StallStep,
     StreamAttempt,
     StreamResponse,
 )
@@ -234,11 +232,20 @@ def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
             break
         reading.read_payload(payload)
     if reading.failure is None and not reading.done:
-        reading.fail(
-            {"close": STREAM_CLOSED, "reset": TRANSPORT, "stall": TIMEOUT}[plan.ending],
-            {"close": "no-done", "reset": "reset", "stall": "stall"}[plan.ending],
-        )
+        ending = plan.ending
+        if ending == "disconnect" and response.framing.transfer == "close":
+            ending = "close"  # closing the connection is how such a body ends
+        reading.fail(*_UNFINISHED[ending])
     return reading.result(number)
+
+
+# How a body that never reached [DONE] ends: the failure code and the wire feature.
+_UNFINISHED = {
+    "close": (STREAM_CLOSED, "no-done"),
+    "reset": (TRANSPORT, "reset"),
+    "stall": (TIMEOUT, "stall"),
+    "disconnect": (TRANSPORT, "disconnect"),
+}
 
 
 def sse_payloads(body: bytes) -> list[str]:
@@ -278,7 +285,7 @@ def _framing_features(response: StreamResponse) -> set[str]:
         features.add("framing-multiline-data")
     done_seen = False
     for step in response.steps:
-        if done_seen and not isinstance(step, PauseStep | EndStep | ResetStep | StallStep):
+        if done_seen and not isinstance(step, (PauseStep, *TERMINAL_STEPS)):
             features.add("after-done")
         if isinstance(step, DoneStep):
             done_seen = True

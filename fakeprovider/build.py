@@ -213,6 +213,9 @@ class StreamBuilder:
     def end(self) -> Self:
         return self._step({"end": True})
 
+    def disconnect(self) -> Self:
+        return self._step({"disconnect": True})
+
     def _step(self, step: dict[str, Any]) -> Self:
         self._steps.append(step)
         return self

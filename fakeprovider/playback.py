@@ -6,6 +6,7 @@ The loopback server and the in-process transport route the same paths and play t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -143,6 +144,9 @@ def prepare(attempt: StreamAttempt | ErrorAttempt | FaultAttempt) -> Playback | 
             plan = encode_stream(response)
         except EncodeError as error:
             raise PlaybackError(str(error)) from None
+        if plan.ending == "disconnect" and response.framing.transfer == "close":
+            # Without chunked coding, closing the connection is how the body ends.
+            plan = dataclasses.replace(plan, ending="close")
         headers = stream_headers(response)
         playback = Playback(response.status, tuple(headers), plan, response.framing.transfer)
     _check_head(playback)

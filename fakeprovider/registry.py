@@ -21,7 +21,7 @@ HowEnded = Literal[
     "pending",  # the response is still being written
     "complete",  # the scripted response was sent in full
     "reset",  # the script aborted the connection
-    "closed",  # the script closed the connection before any response
+    "closed",  # the script closed the connection before the response was complete
     "stalled",  # the script stalled; the client gave up or the server shut down
     "client-disconnected",  # the client went away mid-response
 ]

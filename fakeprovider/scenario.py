@@ -104,7 +104,23 @@ class EndStep(_Model):
     end: Literal[True] = True
 
 
-_BARE_STEPS = {"done": DoneStep, "stall": StallStep, "reset": ResetStep, "end": EndStep}
+class DisconnectStep(_Model):
+    """Close the connection (FIN) without finishing the body.
+
+    With chunked transfer the terminating chunk is never sent, which clients see as an
+    incomplete body; with ``transfer: close`` it is the same as ``end``.
+    """
+
+    disconnect: Literal[True] = True
+
+
+_BARE_STEPS = {
+    "done": DoneStep,
+    "stall": StallStep,
+    "reset": ResetStep,
+    "end": EndStep,
+    "disconnect": DisconnectStep,
+}
 _STEP_KEYS = {
     "chunk": ChunkStep,
     "raw": RawStep,
@@ -116,6 +132,7 @@ _STEP_KEYS = {
     "stall": StallStep,
     "reset": ResetStep,
     "end": EndStep,
+    "disconnect": DisconnectStep,
 }
 
 
@@ -150,17 +167,18 @@ Step = Annotated[
     | Annotated[PauseStep, Tag("pause_ms")]
     | Annotated[StallStep, Tag("stall")]
     | Annotated[ResetStep, Tag("reset")]
-    | Annotated[EndStep, Tag("end")],
+    | Annotated[EndStep, Tag("end")]
+    | Annotated[DisconnectStep, Tag("disconnect")],
     Discriminator(
         _step_kind,
         custom_error_type="unknown_step",
         custom_error_message="a step has exactly one of the keys chunk, raw, done, comment, "
-        "field, literal, pause_ms, stall, reset, end (or is one of the bare words done, "
-        "stall, reset, end)",
+        "field, literal, pause_ms, stall, reset, end, disconnect (or is one of the bare "
+        "words done, stall, reset, end, disconnect)",
     ),
 ]
 
-TERMINAL_STEPS = (StallStep, ResetStep, EndStep)
+TERMINAL_STEPS = (StallStep, ResetStep, EndStep, DisconnectStep)
 
 
 # --- framing ----------------------------------------------------------------------------

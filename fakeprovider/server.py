@@ -373,6 +373,10 @@ class _Connection:
             case "stall":
                 await self._stall(end)
                 return False
+            case "disconnect":
+                end("closed")
+                self._close(graceful=True)
+                return False
         end("complete")
         if playback.framing == "close":
             return False  # closing the connection ends the body

@@ -38,8 +38,16 @@ _RESET_MESSAGE = "[Errno 104] Connection reset by peer"
 _CLOSED_MESSAGE = "Server disconnected without sending a response."
 _TIMEOUT_MESSAGE = "timed out"
 
-_BodyEnd = Literal["complete", "reset", "stalled", "timed-out"]
-_PLAN_ENDS: dict[str, _BodyEnd] = {"close": "complete", "reset": "reset", "stall": "stalled"}
+_BodyEnd = Literal["complete", "reset", "stalled", "timed-out", "disconnected"]
+_PLAN_ENDS: dict[str, _BodyEnd] = {
+    "close": "complete",
+    "reset": "reset",
+    "stall": "stalled",
+    "disconnect": "disconnected",
+}
+_INCOMPLETE_MESSAGE = (
+    "peer closed connection without sending complete message body (incomplete chunked read)"
+)
 
 
 class _Read(NamedTuple):
@@ -207,6 +215,9 @@ class _TransportCore:
             case "stalled":
                 log_end("stalled")
                 raise self.http.ReadTimeout(_TIMEOUT_MESSAGE, request=request)
+            case "disconnected":
+                log_end("closed")
+                raise self.http.RemoteProtocolError(_INCOMPLETE_MESSAGE, request=request)
             case "timed-out":
                 log_end("client-disconnected")  # the client gives up mid-pause and hangs up
                 raise self.http.ReadTimeout(_TIMEOUT_MESSAGE, request=request)

@@ -18,6 +18,7 @@ from pydantic import JsonValue
 from .scenario import (
     ChunkStep,
     CommentStep,
+    DisconnectStep,
     DoneStep,
     EndStep,
     Envelope,
@@ -37,7 +38,7 @@ BOM = b"\xef\xbb\xbf"
 DONE_PAYLOAD = "[DONE]"
 _LINE_ENDINGS = {"lf": b"\n", "cr": b"\r", "crlf": b"\r\n"}
 
-Ending = Literal["close", "reset", "stall"]
+Ending = Literal["close", "reset", "stall", "disconnect"]
 
 
 class EncodeError(ValueError):
@@ -145,6 +146,8 @@ def encode_stream(response: StreamResponse) -> WirePlan:
                 ending = "reset"
             case EndStep():
                 ending = "close"
+            case DisconnectStep():
+                ending = "disconnect"
             case _:
                 body += encode_step(step, framing, response.envelope)
                 step_ends.append(len(body))

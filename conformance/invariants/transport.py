@@ -59,7 +59,9 @@ def check_retry_after_read(evidence: Evidence) -> Judgement | None:
 )
 def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, has_feature("reset", "fault-reset", "fault-close"), expected_failure
+        evidence,
+        has_feature("reset", "disconnect", "fault-reset", "fault-close"),
+        expected_failure,
     )
 
 

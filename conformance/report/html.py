@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
@@ -72,6 +72,8 @@ def _visible_char(char: str) -> str:
     if char in "\n\t" or unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
         return char
     code = ord(char)
+    if char == "\r":
+        return "\\r"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
@@ -195,12 +197,24 @@ def _family_title(family: str) -> str:
 
 
 def _catalogue(result: RunResult) -> dict[str, dict[str, Any]]:
-    """Catalogue entries by id, plus bare entries for ids only the cases mention."""
+    """Catalogue entries by id, plus bare entries for ids only the cases mention, in
+    reading order (family as in INVARIANTS.md, then number)."""
     entries = {str(entry.get("id")): entry for entry in result.catalogue}
     for case in result.cases:
         for invariant_id in case.verdicts:
             entries.setdefault(invariant_id, {"id": invariant_id})
-    return entries
+    return {key: entries[key] for key in sorted(entries, key=_invariant_sort_key)}
+
+
+def _family_sort_key(family: str) -> tuple[int, str]:
+    titles = list(FAMILY_TITLES)
+    return (titles.index(family) if family in titles else len(titles), family)
+
+
+def _invariant_sort_key(invariant_id: str) -> tuple[tuple[int, str], int, str]:
+    family = _family(invariant_id)
+    digits = invariant_id[len(family) :]
+    return (_family_sort_key(family), int(digits) if digits.isdigit() else 0, invariant_id)
 
 
 def _match(pairs: Iterable[tuple[str, str]]) -> str:
@@ -208,11 +222,11 @@ def _match(pairs: Iterable[tuple[str, str]]) -> str:
     return " ".join(sorted({f"{slug(family)}:{verdict}" for family, verdict in pairs}))
 
 
-def _count_summary(counts: dict[str, int]) -> str:
+def _count_summary(counts: Mapping[Verdict, int]) -> str:
     return " · ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
 
 
-def _bars(counts_by_family: dict[str, dict[str, int]]) -> tuple[FamilyBar, ...]:
+def _bars(counts_by_family: dict[str, dict[Verdict, int]]) -> tuple[FamilyBar, ...]:
     bars = []
     for row, (family, counts) in enumerate(counts_by_family.items()):
         total = sum(counts.values())
@@ -242,7 +256,7 @@ class Header:
     duration: str
     options: tuple[tuple[str, str], ...]
     status: str
-    counts: dict[str, int]
+    counts: dict[Verdict, int]
     cases: int
     attention: int
 
@@ -256,7 +270,7 @@ class InvariantRow:
     statement: str
     source: str
     needs: str
-    counts: dict[str, int]
+    counts: dict[Verdict, int]
     attention: tuple[tuple[str, str, str], ...]  # (case id, anchor, verdict)
     others: int
     match: str
@@ -349,11 +363,6 @@ def render_html(result: RunResult) -> str:
     )
 
 
-def _family_sort_key(family: str) -> tuple[int, str]:
-    titles = list(FAMILY_TITLES)
-    return (titles.index(family) if family in titles else len(titles), family)
-
-
 def _needs_attention(case: CaseResult) -> bool:
     return any(v.verdict in ATTENTION for v in case.verdicts.values())
 
@@ -412,8 +421,8 @@ def _flat_options(options: dict[str, Any], prefix: str = "") -> Iterable[tuple[s
             yield name, str(value)
 
 
-def _family_counts(result: RunResult, families: list[str]) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = {family: dict.fromkeys(VERDICTS, 0) for family in families}
+def _family_counts(result: RunResult, families: list[str]) -> dict[str, dict[Verdict, int]]:
+    counts = {family: dict.fromkeys(VERDICTS, 0) for family in families}
     for case in result.cases:
         for invariant_id, verdict in case.verdicts.items():
             counts[_family(invariant_id)][verdict.verdict] += 1
@@ -589,7 +598,7 @@ def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
         for invariant_id, entry in _catalogue(result).items():
             catalogue.setdefault(invariant_id, entry)
     anchors = _anchors(catalogue, "inv")
-    ids = sorted(catalogue, key=lambda i: (_family_sort_key(_family(i)), _numeric(i)))
+    ids = sorted(catalogue, key=_invariant_sort_key)
     tables = [(result.per_invariant(), safe_href(link, relative=True)) for result, link in results]
     rows = [
         MatrixRow(
@@ -613,11 +622,6 @@ def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
     )
 
 
-def _numeric(invariant_id: str) -> tuple[int, str]:
-    digits = invariant_id[len(_family(invariant_id)) :]
-    return (int(digits) if digits.isdigit() else 0, invariant_id)
-
-
 def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
     counts = result.counts()
     return MatrixColumn(
@@ -625,7 +629,7 @@ def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
         version=str(result.adapter.get("version", "")),
         href=safe_href(link, relative=True),
         status=next((v for v in ATTENTION if counts[v]), "pass"),
-        counts=_count_summary(dict(counts)),
+        counts=_count_summary(counts),
     )
 
 
@@ -634,4 +638,4 @@ def _matrix_cell(counts: dict[Verdict, int] | None, href: str | None, anchor: st
         return MatrixCell("none", "", None)
     worst = next(v for v in VERDICT_ORDER if counts.get(v))
     target = f"{href.split('#')[0]}#{anchor}" if href else None
-    return MatrixCell(worst, _count_summary(dict(counts)), target)
+    return MatrixCell(worst, _count_summary(counts), target)

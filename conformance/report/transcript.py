@@ -16,18 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from fakeprovider.scenario import (
-    DoneStep,
-    EndStep,
-    ErrorAttempt,
-    FaultAttempt,
-    ResetStep,
-    Scenario,
-    StallStep,
-    StreamAttempt,
-)
+from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 from fakeprovider.wire import (
     EncodeError,
     WirePlan,
@@ -45,7 +36,6 @@ from ..results import CaseResult
 FAKEPROVIDER_URL = "http://127.0.0.1:8765"
 REPRO_DIR = "repro"
 _ESCAPE = re.compile(r"(\\x[0-9a-f]{2}|\\[nrt\\])")
-_BARE_WORDS = {DoneStep: "done", StallStep: "stall", ResetStep: "reset", EndStep: "end"}
 
 
 class ReplayError(ValueError):
@@ -247,13 +237,16 @@ def fixture_yaml(scenario: Scenario) -> str:
     return text
 
 
-def _fixture_step(step: object, dumped: dict[str, Any]) -> Any:
-    # A step dumped without defaults can lose its only key ({"done": true} -> {}).
-    word = _BARE_WORDS.get(type(step))
-    if word is not None:
-        return _FlowMap({word: True, **dumped}) if dumped else word
+def _fixture_step(step: BaseModel, dumped: dict[str, Any]) -> Any:
+    # A step's first field is the key that tells its kind (chunk, done, pause_ms…); dumped
+    # without defaults, {"done": true} loses it and becomes {}, so put it back.
+    key = next(iter(type(step).model_fields))
+    dumped = {key: getattr(step, key)} | dumped
+    if dumped == {key: True}:
+        return key  # the bare word: done, stall, reset, end…
     return {
-        key: _FlowMap(value) if isinstance(value, dict) else value for key, value in dumped.items()
+        name: _FlowMap(value) if isinstance(value, dict) else value
+        for name, value in dumped.items()
     }
 
 

@@ -43,9 +43,11 @@ def test_oracle_agrees_with_fixture_expectation(scenario: Scenario) -> None:
             assert getattr(call, key) == value
     if "usage" in expect:
         assert final.usage is not None
-        assert final.usage.model_dump(exclude_none=True, exclude={"case", "type"}) | {
-            "cache_read_tokens": final.usage.cache_read_tokens
-        } == {"cache_read_tokens": 0} | expect["usage"]
+        assert (
+            final.usage.model_dump(exclude_none=True, exclude={"case", "type"})
+            | {"cache_read_tokens": final.usage.cache_read_tokens}
+            == {"cache_read_tokens": 0} | expect["usage"]
+        )
 
 
 def outcome_of(builder: object, policy: RetryPolicy | None = None) -> Any:

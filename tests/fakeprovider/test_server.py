@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fakeprovider import build
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
@@ -271,6 +272,11 @@ def test_put_registers_a_scenario_and_get_returns_it(
             422,
             "999",
         ),
+        (
+            json.dumps({"attempts": [{"error": {"status": 500, "headers": {"x": "€"}}}]}).encode(),
+            422,
+            "header",
+        ),
     ],
 )
 def test_put_rejects_bad_scenarios_readably(
@@ -284,6 +290,20 @@ def test_put_rejects_bad_scenarios_readably(
     assert message_part in error["message"]
     assert "Traceback" not in response.text
     assert "bad-put" not in server.registry.ids()
+
+
+def test_an_unplayable_registered_scenario_answers_500(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    # The registry takes any valid scenario; a split past the body only fails when played.
+    split = {"mode": "offsets", "offsets": [999]}
+    register("unplayable", {"stream": {"framing": {"split": split}, "steps": ["done"]}})
+
+    response = client.post(server.base_url("unplayable") + "/chat/completions", json={})
+
+    assert response.status_code == 500
+    assert "999" in response.json()["error"]["message"]
+    assert ended(server, "unplayable") == ["complete"]
 
 
 def test_health(server: ServerThread, client: httpx.Client) -> None:
@@ -454,3 +474,22 @@ def test_a_slow_request_head_is_cut_off(server: ServerThread) -> None:
         started = time.monotonic()
         assert sock.recv(100) == b""
         assert 0.5 < time.monotonic() - started < 3.0
+
+
+def test_disconnect_mid_chunked_body_over_loopback() -> None:
+    chunked = build.ScenarioBuilder("cut").attempt(build.stream().text("a").disconnect()).build()
+    closed = (
+        build.ScenarioBuilder("cut-close")
+        .attempt(build.stream(transfer="close").text("a").disconnect())
+        .build()
+    )
+    with ServerThread(ScenarioRegistry([chunked, closed])) as server:
+        with (
+            pytest.raises(httpx.RemoteProtocolError),
+            httpx.stream("POST", f"{server.base_url('cut')}/chat/completions", json={}) as r,
+        ):
+            for _ in r.iter_raw():
+                pass
+        url = f"{server.base_url('cut-close')}/chat/completions"
+        with httpx.stream("POST", url, json={}) as response:
+            assert b"".join(response.iter_raw()).startswith(b"data: ")

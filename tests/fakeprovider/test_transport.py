@@ -13,6 +13,7 @@ import openai
 import pytest
 import respx
 
+from fakeprovider import build
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
@@ -418,3 +419,16 @@ def test_respx_async_routes_can_hand_requests_to_the_async_transport(
     with pytest.raises(httpx.ReadTimeout):
         asyncio.run(post())
     assert ended(registry, "respx-async") == ["stalled"]
+
+
+def test_disconnect_mid_chunked_body_is_an_incomplete_body() -> None:
+    scenario = build.ScenarioBuilder("cut").attempt(build.stream().text("a").disconnect()).build()
+    registry = ScenarioRegistry([scenario])
+    client = httpx.Client(transport=FakeTransport(registry))
+    with (
+        pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"),
+        client.stream("POST", "http://fake/cut/v1/chat/completions", json={}) as response,
+    ):
+        for _ in response.iter_raw():
+            pass
+    assert registry.requests("cut")[0].ended == "closed"

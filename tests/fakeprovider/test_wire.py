@@ -140,3 +140,7 @@ def test_error_body_default_is_openai_shaped() -> None:
 
 def test_escape_bytes_shows_invisible_characters() -> None:
     assert escape_bytes(b"\xef\xbb\xbfa\\b\r\n\t\x00") == "\\xef\\xbb\\xbfa\\\\b\\r\\n\\t\\x00"
+
+
+def test_disconnect_ending() -> None:
+    assert encode_stream(plan_of(stream().raw("a").disconnect())).ending == "disconnect"

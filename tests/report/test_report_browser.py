@@ -1,0 +1,169 @@
+"""The hostile report in a real browser: Debian's Chromium driven by Playwright.
+
+No script of the payloads runs, nothing is fetched, the console stays clean, the failing
+case is visible and the filters work (and without JavaScript, everything is shown).
+Chromium comes from ``scripts/install-chromium`` (Debian's package), never from
+``playwright install``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import report_builders as build
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, sync_playwright
+
+from conformance.report import write_reports
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+INSTALLER = REPO / "scripts" / "install-chromium"
+SCREENSHOTS = REPO / "reports" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def ensure_chromium() -> None:
+    if os.access(CHROMIUM, os.X_OK):
+        return
+    installer = subprocess.run(
+        [str(INSTALLER)], capture_output=True, text=True, timeout=600, check=False
+    )
+    if installer.returncode != 0 or not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(
+            f"{CHROMIUM} is missing and {INSTALLER.name} could not install it "
+            f"(exit {installer.returncode}): {installer.stderr.strip()[-300:]}"
+        )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    ensure_chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def report_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    paths = write_reports(build.hostile_result(), tmp_path_factory.mktemp("report"))
+    return paths["html"].as_uri()
+
+
+@dataclass
+class Watch:
+    """Everything the page did that it should not have."""
+
+    dialogs: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    def attach(self, page: Page) -> None:
+        page.on("dialog", self._dialog)
+        page.on("request", self._request)
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _request(self, request: Request) -> None:
+        self.requests.append(request.url)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.console_errors.append(message.text)
+
+
+def open_report(browser: Browser, url: str, *, javascript: bool = True) -> tuple[Page, Watch]:
+    context = browser.new_context(
+        java_script_enabled=javascript, viewport={"width": 1360, "height": 900}
+    )
+    page = context.new_page()
+    watch = Watch()
+    watch.attach(page)
+    page.goto(url, wait_until="load")
+    return page, watch
+
+
+def test_hostile_report_runs_no_script_and_fetches_nothing(
+    browser: Browser, report_url: str
+) -> None:
+    page, watch = open_report(browser, report_url)
+    page.wait_for_timeout(300)  # let any (wrongly) scheduled handler or load fire
+    assert page.evaluate("window.__pwned") is None
+    assert watch.dialogs == []
+    assert watch.requests == [report_url]
+    assert watch.console_errors == []
+    assert watch.page_errors == []
+    assert page.locator("img, iframe, object, embed").count() == 0
+    assert page.locator("script").count() == 1
+    page.context.close()
+
+
+def test_failing_case_is_visible(browser: Browser, report_url: str) -> None:
+    page, _ = open_report(browser, report_url)
+    case = page.locator("#case-hostile-content")
+    assert case.is_visible()
+    for heading in ("Wire transcript", "Expected vs observed", "Reproduce"):
+        assert case.get_by_text(heading, exact=True).is_visible()
+    assert "<script>window.__pwned=1;alert(1)</script>" in case.inner_text()
+    page.context.close()
+
+
+def test_filters_hide_what_does_not_match(browser: Browser, report_url: str) -> None:
+    page, watch = open_report(browser, report_url)
+    content, other = page.locator("#case-hostile-content"), page.locator(".case").nth(1)
+    assert page.locator("#filters").is_visible()
+    assert content.is_visible() and other.is_visible()
+
+    page.get_by_text("T · Tool-call identity", exact=True).click()
+    assert content.is_visible() and other.is_hidden()
+    assert page.locator("#inv-T6").is_visible() and page.locator("#inv-C1").is_hidden()
+    assert page.locator("#filter-count").inner_text() == "1 failing or non-strict case(s) shown"
+
+    page.get_by_text("E · Empty completions", exact=True).click()
+    assert content.is_hidden() and other.is_hidden()
+
+    page.locator("label[for=family-all]").click()
+    page.locator("label[for=verdict-na]").click()
+    assert content.is_visible() and other.is_hidden()
+    assert page.locator("#case-plain-pass").is_hidden()
+
+    page.locator("label[for=verdict-all]").click()
+    assert content.is_visible() and other.is_visible()
+    assert watch.console_errors == [] and watch.page_errors == []
+    page.context.close()
+
+
+def test_without_javascript_everything_is_shown(browser: Browser, report_url: str) -> None:
+    page, _ = open_report(browser, report_url, javascript=False)
+    assert page.locator("#filters").is_hidden()
+    assert page.locator(".case").count() == 2
+    assert all(section.is_visible() for section in page.locator(".case").all())
+    page.context.close()
+
+
+def test_screenshot(browser: Browser, report_url: str) -> None:
+    page, _ = open_report(browser, report_url)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "report-top.png")
+    page.screenshot(path=SCREENSHOTS / "report-full.png", full_page=True)
+    assert (SCREENSHOTS / "report-full.png").stat().st_size > 10_000
+    page.context.close()
