@@ -230,13 +230,14 @@ class Framing(_Model):
     )
 
 
-class Envelope(_Model):
-    """Fields a chunk step gets unless it sets them itself (or says envelope: false)."""
-
-    id: JsonValue = "chatcmpl-fake"
-    object: JsonValue = "chat.completion.chunk"
-    created: JsonValue = 1700000000
-    model: JsonValue = "fake-model"
+def default_envelope() -> dict[str, JsonValue]:
+    """The fields OpenAI puts before ``choices`` in every chunk."""
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "fake-model",
+    }
 
 
 # --- attempts ---------------------------------------------------------------------------
@@ -258,7 +259,11 @@ class StreamResponse(_Model):
         description="Extra or overriding response headers (content-type included).",
     )
     framing: Framing = Framing()
-    envelope: Envelope | None = Envelope()
+    envelope: dict[str, JsonValue] | None = Field(
+        default_factory=default_envelope,
+        description="Ordered fields every chunk step starts with unless it sets them itself "
+        "(extra keys such as system_fingerprint welcome); null sends chunks as written.",
+    )
     steps: tuple[Step, ...]
 
     _headers = field_validator("headers")(_valid_headers)

@@ -21,7 +21,6 @@ from .scenario import (
     DisconnectStep,
     DoneStep,
     EndStep,
-    Envelope,
     ErrorResponse,
     FieldStep,
     Framing,
@@ -69,12 +68,12 @@ class WirePlan:
 # --- payloads ---------------------------------------------------------------------------
 
 
-def chunk_payload(step: ChunkStep, envelope: Envelope | None) -> dict[str, JsonValue]:
+def chunk_payload(step: ChunkStep, envelope: dict[str, JsonValue] | None) -> dict[str, JsonValue]:
     """The JSON object a chunk step sends: envelope fields first, the chunk's own after."""
     if envelope is None or not step.envelope:
         return dict(step.chunk)
     merged: dict[str, JsonValue] = {}
-    for key, value in envelope.model_dump().items():
+    for key, value in envelope.items():
         merged[key] = step.chunk.get(key, value)
     for key, value in step.chunk.items():
         merged.setdefault(key, value)
@@ -103,7 +102,7 @@ def encode_data_event(payload: str, framing: Framing, *, event_end: bool = True)
     return out + eol if event_end else out
 
 
-def encode_step(step: Step, framing: Framing, envelope: Envelope | None) -> bytes:
+def encode_step(step: Step, framing: Framing, envelope: dict[str, JsonValue] | None) -> bytes:
     """The bytes of one step that writes something (not pauses or endings)."""
     eol = _LINE_ENDINGS[framing.line_ending]
     match step:

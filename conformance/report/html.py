@@ -272,7 +272,6 @@ class InvariantRow:
     needs: str
     counts: dict[Verdict, int]
     attention: tuple[tuple[str, str, str], ...]  # (case id, anchor, verdict)
-    others: int
     match: str
 
 
@@ -451,7 +450,6 @@ def _invariant_rows(index: _Index) -> list[InvariantRow]:
                 needs=", ".join(str(need) for need in entry.get("needs") or []),
                 counts=counts,
                 attention=flagged,
-                others=sum(counts.values()) - len(flagged),
                 match=_match((family, v) for v, n in counts.items() if n),
             )
         )

@@ -144,3 +144,11 @@ def test_escape_bytes_shows_invisible_characters() -> None:
 
 def test_disconnect_ending() -> None:
     assert encode_stream(plan_of(stream().raw("a").disconnect())).ending == "disconnect"
+
+
+def test_envelope_is_ordered_and_may_carry_extra_fields() -> None:
+    builder = stream().envelope({"id": "x", "system_fingerprint": "fp", "model": "m"})
+    response = plan_of(builder.chunk({"choices": [], "model": "m2"}))
+    assert encode_stream(response).body == (
+        b'data: {"id":"x","system_fingerprint":"fp","model":"m2","choices":[]}\n\n'
+    )

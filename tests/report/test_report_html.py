@@ -19,7 +19,7 @@ ALLOWED_TAGS = {
     "html", "head", "meta", "title", "link", "style", "body", "main", "header", "footer",
     "section", "div", "span", "p", "h1", "h2", "h3", "h4", "dl", "dt", "dd", "a", "br",
     "strong", "code", "pre", "details", "summary", "table", "thead", "tbody", "tr", "th",
-    "td", "form", "fieldset", "legend", "input", "label", "script", "svg", "g", "rect",
+    "td", "colgroup", "col", "form", "fieldset", "legend", "input", "label", "script", "svg", "g", "rect",
     "text", "tspan",
 }  # fmt: skip
 
