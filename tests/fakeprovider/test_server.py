@@ -6,18 +6,23 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from fakeprovider import build
+from fakeprovider.cli import main as cli_main
+from fakeprovider.fixtures import load_fixture
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
 from fakeprovider.wire import encode_stream
 
 pytestmark = pytest.mark.timeout(30)
+REPO = Path(__file__).resolve().parents[2]
 
 TEXT_STEPS: list[Any] = [
     {"chunk": {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hé"}}]}},
@@ -493,3 +498,22 @@ def test_disconnect_mid_chunked_body_over_loopback() -> None:
         url = f"{server.base_url('cut-close')}/chat/completions"
         with httpx.stream("POST", url, json={}) as response:
             assert b"".join(response.iter_raw()).startswith(b"data: ")
+
+
+def test_the_socket_carries_exactly_what_fakeprovider_show_prints(server: ServerThread) -> None:
+    fixture = REPO / "fixtures" / "starter" / "utf8-byte-split.yaml"
+    shown = CliRunner().invoke(cli_main, ["show", str(fixture), "--attempt", "1", "--raw"])
+    assert shown.exit_code == 0
+    scenario = load_fixture(fixture)
+    server.registry.register(scenario)
+    raw = b"".join(
+        data
+        for _, data in exchange(
+            server.port,
+            post_bytes(f"/{scenario.id}/v1/chat/completions", extra="Connection: close\r\n"),
+        )
+    )
+    _, _, body = split_response(raw)
+    chunks = dechunk(body)
+    assert b"".join(chunks) == shown.stdout_bytes
+    assert all(len(chunk) == 1 for chunk in chunks)  # one write per byte, as scripted
