@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -135,9 +136,21 @@ async def _run(
             def advance(case: CaseResult) -> None:
                 progress.update(task, advance=1, case=case.case)
 
-            return await run_suite(session, scenarios, options, on_case=advance)
+            return await run_suite(
+                session,
+                scenarios,
+                options,
+                on_case=advance,
+                invocation=_invocation(target, command),
+            )
     finally:
         await session.close()
+
+
+def _invocation(target: str | None, command: str | None) -> str:
+    if command:
+        return f"--adapter-cmd {shlex.quote(command)}"
+    return f"--adapter {target or REFERENCE_ADAPTER}"
 
 
 async def _open_session(

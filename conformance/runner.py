@@ -64,7 +64,10 @@ async def run_suite(
     options: RunOptions,
     *,
     on_case: Callable[[CaseResult], None] | None = None,
+    invocation: str = "",
 ) -> RunResult:
+    """Run every scenario as a case; ``invocation`` is how to name the adapter on a
+    command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers."""
     started = _now()
     registry = ScenarioRegistry(scenarios)
     policy = effective_policy(session, options)
@@ -97,6 +100,7 @@ async def run_suite(
         suite_version=suite_version(),
         adapter=session.hello.model_dump(mode="json"),
         options={
+            "adapter": invocation,
             "policy": policy.model_dump(mode="json"),
             "idle_timeout_s": options.idle_timeout_s,
             "timeout_s": options.timeout_s,
@@ -165,7 +169,7 @@ def _case_result(
         expected=evidence.expected.summary(),
         requests=[record.model_dump(mode="json") for record in evidence.requests],
         stderr=run.stderr,
-        scenario=scenario.model_dump(mode="json", exclude_defaults=True),
+        scenario=scenario.model_dump(mode="json"),
     )
 
 

@@ -3,6 +3,7 @@
 from . import content, empty, framing, grammar, identity, transport
 from .registry import (
     CATALOGUE,
+    FAMILY_TITLES,
     VERDICTS,
     Invariant,
     Judgement,
@@ -16,6 +17,7 @@ from .registry import (
 
 __all__ = [
     "CATALOGUE",
+    "FAMILY_TITLES",
     "VERDICTS",
     "Invariant",
     "Judgement",

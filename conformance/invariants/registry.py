@@ -17,6 +17,17 @@ Level = Literal["MUST", "SHOULD", "INFO"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "non-strict", "info", "n/a", "fail")
+# Families in the order INVARIANTS.md presents them.
+FAMILY_TITLES = {
+    "G": "Stream grammar",
+    "C": "Content, usage, finish",
+    "T": "Tool-call identity",
+    "E": "Empty completions",
+    "S": "SSE framing",
+    "H": "HTTP and transport",
+    "R": "Retry",
+    "Q": "Provider quirks",
+}
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,7 @@ class Invariant:
         return {
             "id": self.id,
             "family": self.family,
+            "family_title": FAMILY_TITLES.get(self.family, ""),
             "level": self.level,
             "statement": self.statement,
             "source": self.source,

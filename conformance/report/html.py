@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from ..invariants import VERDICTS, Verdict
+from ..invariants import FAMILY_TITLES, VERDICTS, Verdict
 from ..results import CaseResult, RunResult
 from .transcript import (
     AttemptTranscript,
@@ -47,21 +47,12 @@ VERDICT_CLASS: dict[str, str] = {
     "n/a": "na",
 }
 ATTENTION: tuple[Verdict, ...] = ("fail", "non-strict")
-FAMILY_TITLES = {
-    "G": "Stream grammar",
-    "C": "Content, usage, finish",
-    "T": "Tool-call identity",
-    "E": "Empty completions",
-    "S": "SSE framing",
-    "H": "HTTP and transport",
-    "R": "Retry",
-    "Q": "Provider quirks",
-}
 _INVISIBLE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
 _HTTP_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+", re.IGNORECASE)
 _RELATIVE_URL = re.compile(r"(?![A-Za-z][A-Za-z0-9+.\-]*:)(?!//)[A-Za-z0-9\-._~/?#@!$&()*+,;=%]+")
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 _CHART_WIDTH = 520.0
+_NONE = "'none'"
 
 
 # --- text safety ------------------------------------------------------------------------
@@ -154,7 +145,7 @@ def _render(template: str, *, script: bool, **context: Any) -> str:
     policy = [
         "default-src 'none'",
         f"style-src {_csp_hash('style.css.jinja')}",
-        f"script-src {_csp_hash('filters.js.jinja') if script else chr(39) + 'none' + chr(39)}",
+        f"script-src {_csp_hash('filters.js.jinja') if script else _NONE}",
         "img-src data:",
         "base-uri 'none'",
         "form-action 'none'",
@@ -203,6 +194,10 @@ def _catalogue(result: RunResult) -> dict[str, dict[str, Any]]:
     for case in result.cases:
         for invariant_id in case.verdicts:
             entries.setdefault(invariant_id, {"id": invariant_id})
+    for invariant_id, entry in entries.items():
+        entries[invariant_id] = entry | {
+            "family": str(entry.get("family") or _family(invariant_id))
+        }
     return {key: entries[key] for key in sorted(entries, key=_invariant_sort_key)}
 
 
@@ -220,6 +215,11 @@ def _invariant_sort_key(invariant_id: str) -> tuple[tuple[int, str], int, str]:
 def _match(pairs: Iterable[tuple[str, str]]) -> str:
     """The ``data-match`` tokens the filter script reads: ``family:verdict``."""
     return " ".join(sorted({f"{slug(family)}:{verdict}" for family, verdict in pairs}))
+
+
+def _status(counts: Mapping[Verdict, int]) -> Verdict:
+    """The run's headline verdict: fail, else non-strict, else pass."""
+    return next((verdict for verdict in ATTENTION if counts[verdict]), "pass")
 
 
 def _count_summary(counts: Mapping[Verdict, int]) -> str:
@@ -349,12 +349,12 @@ def render_html(result: RunResult) -> str:
     index = _Index.of(result)
     attention = [case for case in result.cases if _needs_attention(case)]
     attention.sort(key=lambda case: VERDICT_ORDER.index(case.worst or "n/a"))
-    families = sorted({_family(i) for i in index.catalogue}, key=_family_sort_key)
+    families = sorted({e["family"] for e in index.catalogue.values()}, key=_family_sort_key)
     return _render(
         "report.html.jinja",
         script=True,
         header=_header(result, len(attention)),
-        bars=_bars(_family_counts(result, families)),
+        bars=_bars(_family_counts(index, families)),
         families=[(slug(family), family, _family_title(family)) for family in families],
         invariants=_invariant_rows(index),
         attention=[_with_details(_case_view(index, case), index, case) for case in attention],
@@ -371,7 +371,6 @@ def _header(result: RunResult, attention: int) -> Header:
     capabilities = adapter.get("capabilities")
     declared = capabilities if isinstance(capabilities, dict) else {}
     counts = result.counts()
-    status = next((v for v in ATTENTION if counts[v]), "pass")
     return Header(
         adapter=str(adapter.get("name", "(unnamed adapter)")),
         version=str(adapter.get("version", "")),
@@ -383,8 +382,8 @@ def _header(result: RunResult, attention: int) -> Header:
         finished=_when(result.finished_at),
         duration=_duration(result.started_at, result.finished_at),
         options=tuple(_flat_options(result.options)),
-        status=status,
-        counts=dict(counts),
+        status=_status(counts),
+        counts=counts,
         cases=len(result.cases),
         attention=attention,
     )
@@ -420,11 +419,11 @@ def _flat_options(options: dict[str, Any], prefix: str = "") -> Iterable[tuple[s
             yield name, str(value)
 
 
-def _family_counts(result: RunResult, families: list[str]) -> dict[str, dict[Verdict, int]]:
+def _family_counts(index: _Index, families: list[str]) -> dict[str, dict[Verdict, int]]:
     counts = {family: dict.fromkeys(VERDICTS, 0) for family in families}
-    for case in result.cases:
+    for case in index.result.cases:
         for invariant_id, verdict in case.verdicts.items():
-            counts[_family(invariant_id)][verdict.verdict] += 1
+            counts[index.catalogue[invariant_id]["family"]][verdict.verdict] += 1
     return {family: tally for family, tally in counts.items() if sum(tally.values())}
 
 
@@ -432,7 +431,7 @@ def _invariant_rows(index: _Index) -> list[InvariantRow]:
     table = index.result.per_invariant()
     rows = []
     for invariant_id, entry in index.catalogue.items():
-        family = str(entry.get("family") or _family(invariant_id))
+        family = entry["family"]
         counts = dict(table.get(invariant_id, {}))
         flagged = tuple(
             (case.case, index.cases[case.case], case.verdicts[invariant_id].verdict)
@@ -483,7 +482,7 @@ def _case_view(index: _Index, case: CaseResult) -> CaseView:
         worst=case.worst or "n/a",
         counts=_count_summary(tally),
         tags=tuple(case.tags),
-        match=_match((_family(i), v.verdict) for i, v in case.verdicts.items()),
+        match=_match((index.catalogue[i]["family"], v.verdict) for i, v in case.verdicts.items()),
         verdicts=verdicts,
     )
 
@@ -508,7 +507,8 @@ def _with_details(view: CaseView, index: _Index, case: CaseResult) -> CaseView:
         details["replay_problem"] = str(error)
     else:
         details["attempts"] = transcript(scenario)
-        details["repro"] = reproducer(case, scenario)
+        invocation = str(index.result.options.get("adapter") or "")
+        details["repro"] = reproducer(case, scenario, invocation)
     return replace(view, **details)
 
 
@@ -530,7 +530,7 @@ def _request_lines(requests: list[dict[str, Any]]) -> tuple[RequestLine, ...]:
                 ended=_offset(ended, origin),
                 how=str(request.get("ended", "")),
                 waited=waited,
-                same_body="" if position == 0 else _yes(request.get("body_base64") == first_body),
+                same_body="" if position == 0 else _same(request.get("body_base64"), first_body),
                 headers=tuple(_header_line(pair) for pair in request.get("headers") or []),
                 body=str(request.get("body", "")),
             )
@@ -551,8 +551,8 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
-def _yes(flag: bool) -> str:
-    return "identical" if flag else "differs"
+def _same(body: object, first: object) -> str:
+    return "identical" if body == first else "differs"
 
 
 def _header_line(pair: object) -> str:
@@ -601,7 +601,7 @@ def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
     rows = [
         MatrixRow(
             id=invariant_id,
-            family=_family(invariant_id),
+            family=catalogue[invariant_id]["family"],
             level=str(catalogue[invariant_id].get("level", "")),
             statement=str(catalogue[invariant_id].get("statement", "")),
             cells=tuple(
@@ -626,7 +626,7 @@ def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
         adapter=str(result.adapter.get("name", "(unnamed adapter)")),
         version=str(result.adapter.get("version", "")),
         href=safe_href(link, relative=True),
-        status=next((v for v in ATTENTION if counts[v]), "pass"),
+        status=_status(counts),
         counts=_count_summary(counts),
     )
 

@@ -160,7 +160,8 @@ class Reproducer:
     curl: str
 
 
-def reproducer(case: CaseResult, scenario: Scenario) -> Reproducer:
+def reproducer(case: CaseResult, scenario: Scenario, invocation: str = "") -> Reproducer:
+    """How to replay a case: its fixture, the run command, and curl against the server."""
     path = f"{REPRO_DIR}/{scenario.id}.yaml"
     url = f"{FAKEPROVIDER_URL}/{scenario.id}/v1/chat/completions"
     curl = " ".join(
@@ -175,7 +176,8 @@ def reproducer(case: CaseResult, scenario: Scenario) -> Reproducer:
     return Reproducer(
         fixture_path=path,
         fixture=fixture_yaml(scenario),
-        replay=f"conformance replay {shlex.quote(path)} --adapter ADAPTER",
+        replay=f"conformance run --fixtures {shlex.quote(path)} "
+        + (invocation or "--adapter ADAPTER"),
         serve=f"fakeprovider serve --fixtures {REPRO_DIR}",
         curl=curl,
     )
@@ -213,7 +215,7 @@ def _represent_flow_list(dumper: yaml.SafeDumper, value: _FlowList) -> yaml.Node
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     # Multi-line text as a literal block; the emitter falls back to quoting where a block
     # is not allowed (inside flow style, trailing spaces, control characters).
-    style = "|" if "\n" in value.rstrip("\n") or value.endswith("\n") else None
+    style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

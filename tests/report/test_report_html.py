@@ -19,8 +19,8 @@ ALLOWED_TAGS = {
     "html", "head", "meta", "title", "link", "style", "body", "main", "header", "footer",
     "section", "div", "span", "p", "h1", "h2", "h3", "h4", "dl", "dt", "dd", "a", "br",
     "strong", "code", "pre", "details", "summary", "table", "thead", "tbody", "tr", "th",
-    "td", "colgroup", "col", "form", "fieldset", "legend", "input", "label", "script", "svg", "g", "rect",
-    "text", "tspan",
+    "td", "colgroup", "col", "form", "fieldset", "legend", "input", "label", "script", "svg",
+    "g", "rect", "text", "tspan",
 }  # fmt: skip
 
 
@@ -168,7 +168,7 @@ def test_failing_case_shows_transcript_diff_requests_and_reproducer(page: str) -
     assert '<span class="esc nl">\\n</span>' in section
     assert "after 250 ms" in section  # the pause before a write
     assert 'class="changed first"' in section  # the first divergence
-    assert "conformance replay repro/hostile-content.yaml --adapter ADAPTER" in section
+    assert "conformance run --fixtures repro/hostile-content.yaml --adapter ADAPTER" in section
     assert "curl -N -X POST http://127.0.0.1:8765/hostile-content/v1/chat/completions" in section
     assert "fakeprovider serve --fixtures repro" in section
 
@@ -213,3 +213,26 @@ def test_matrix_escapes_and_links(hostile: RunResult) -> None:
     assert "plain/index.html#inv-C1" in hrefs
     assert re.search(r'href="plain/index.html#inv-C1" class="badge v-fail">fail</a>', page)
     assert "not run" in page  # plain never judged the hostile catalogue's extra invariant
+
+
+def test_request_log_shows_waits_and_body_identity() -> None:
+    def request(attempt: int, at: float, body: str) -> dict[str, object]:
+        return {
+            "attempt": attempt,
+            "method": "POST",
+            "path": "/retry/v1/chat/completions",
+            "headers": [["content-type", "application/json"]],
+            "body": body,
+            "body_base64": body,
+            "received_at": at,
+            "ended_at": at + 0.01,
+            "ended": "complete",
+        }
+
+    requests = [request(1, 100.0, "a"), request(2, 101.01, "a"), request(3, 103.02, "b")]
+    run = build.result([build.case("retry", {"R4": ("fail", "body differs")}, requests=requests)])
+    page = render_html(run)
+    assert page.count("<td>identical</td>") == 1 and page.count("<td>differs</td>") == 1
+    assert "+1010 ms" in page and "+3020 ms" in page
+    assert "1000 ms" in page and "2000 ms" in page  # the waits between attempts
+    assert "Not available: the results hold no scenario for this case" in page

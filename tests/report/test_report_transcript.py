@@ -21,7 +21,10 @@ from fakeprovider.build import ScenarioBuilder, fault, http_error, stream
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
-FIXTURES = load_fixtures([Path(__file__).resolve().parents[2] / "fixtures"])
+FIXTURES = [
+    *load_fixtures([Path(__file__).resolve().parents[2] / "fixtures"]),
+    build.hostile_scenario(),
+]
 
 
 @pytest.mark.parametrize("scenario", FIXTURES, ids=[s.id for s in FIXTURES])

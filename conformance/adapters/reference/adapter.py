@@ -7,18 +7,27 @@ a subprocess adapter with ``python -m conformance.adapters.reference``.
 import asyncio
 import random as random_module
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from importlib.metadata import PackageNotFoundError, version
 
 import httpx
 
-from conformance.adapters.reference.retry import Clock, JitterSource, Sleep, run_with_retries
+from conformance.adapters.reference.retry import (
+    Attempt,
+    Clock,
+    JitterSource,
+    Sleep,
+    run_with_retries,
+)
 from conformance.adapters.reference.shell import request_body, stream_attempt
 from conformance.events import PROTOCOL_VERSION, Capabilities, Event, Hello, RunCase
 from conformance.options import RunOptions
 
 ADAPTER_NAME = "streamconform-reference"
+
+# Starts one attempt: POST the request body to the case's provider with the given client.
+StartAttempt = Callable[[httpx.AsyncClient, RunCase, bytes], Attempt]
 
 
 def _package_version() -> str:
@@ -33,6 +42,7 @@ class ReferenceAdapter:
 
     No `end`: in process, the end of the iteration is the end of the case, and the runner
     (`PythonAdapterSession`) appends the `end` itself. The subprocess shell writes it.
+    `start_attempt` makes one attempt (the httpx shell; the mutants pass variants of it).
     """
 
     hello = Hello(
@@ -50,10 +60,12 @@ class ReferenceAdapter:
         sleep: Sleep = asyncio.sleep,
         random: JitterSource | None = None,
         clock: Clock = time.monotonic,
+        start_attempt: StartAttempt = stream_attempt,
     ) -> None:
         self._sleep = sleep
         self._random = random if random is not None else random_module.Random()
         self._clock = clock
+        self._start_attempt = start_attempt
 
     async def run(
         self, case: RunCase, http_client: httpx.AsyncClient | None = None
@@ -62,7 +74,7 @@ class ReferenceAdapter:
         body = request_body(case)  # once per case, so that every retry sends the same bytes
         async with _client_for(http_client) as client:
             events = run_with_retries(
-                lambda: stream_attempt(client, case, body),
+                lambda: self._start_attempt(client, case, body),
                 case.retry,
                 sleep=self._sleep,
                 random=self._random,

@@ -45,12 +45,15 @@ class AttemptStream:
         body: bytes,
         *,
         now_epoch_s: Callable[[], float] = time.time,
+        decoder: Callable[[], SSEDecoder] = SSEDecoder,
+        translator: Callable[[], StreamTranslator] = StreamTranslator,
     ) -> None:
         self._client = client
         self._case = case
         self._body = body
         self._now_epoch_s = now_epoch_s
-        self._translator = StreamTranslator()
+        self._new_decoder = decoder
+        self._translator = translator()
         self.failure: Failure | None = None
 
     def __aiter__(self) -> AsyncGenerator[Event, None]:
@@ -64,13 +67,12 @@ class AttemptStream:
                 completions_url(self._case.base_url),
                 content=self._body,
                 headers=self._headers(),
-                # The read timeout runs per socket read: exactly "no byte for idle_timeout_s".
-                timeout=httpx.Timeout(self._case.idle_timeout_s),
+                timeout=self._timeout(),
             ) as response:
                 if not response.is_success:
                     self.failure = await self._http_failure(response)
                 else:
-                    decoder = SSEDecoder()
+                    decoder = self._new_decoder()
                     async for data in response.aiter_bytes():
                         for event in self._translate(decoder.feed(data)):
                             yield event
@@ -85,6 +87,10 @@ class AttemptStream:
             self._fail(codes.TRANSPORT, f"{type(error).__name__}: {error}")
         for event in self._final_events():
             yield event
+
+    def _timeout(self) -> httpx.Timeout:
+        # The read timeout runs per socket read: exactly "no byte for idle_timeout_s".
+        return httpx.Timeout(self._case.idle_timeout_s)
 
     def _headers(self) -> dict[str, str]:
         return {

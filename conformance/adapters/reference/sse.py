@@ -6,12 +6,15 @@ parsed and dropped. The decoder is independent of how the body is split into rea
 
 import codecs
 import re
+from typing import ClassVar
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class SSEDecoder:
     """Feed body bytes, get the `data` payload of each dispatched event, in order."""
+
+    _line_end: ClassVar[re.Pattern[str]] = _LINE_END  # class-level so a variant can narrow it
 
     def __init__(self) -> None:
         # utf-8-sig drops one leading BOM even when it is split across reads; invalid bytes
@@ -52,7 +55,7 @@ class SSEDecoder:
         buffer = self._partial_line + text
         payloads: list[str] = []
         start = 0
-        for line_end in _LINE_END.finditer(buffer):
+        for line_end in self._line_end.finditer(buffer):
             payload = self._take_line(buffer[start : line_end.start()])
             if payload is not None:
                 payloads.append(payload)

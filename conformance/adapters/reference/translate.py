@@ -17,6 +17,7 @@ from conformance.adapters.reference.chunk import (
     WireChunk,
     read_chunk,
 )
+from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_stream_error
 from conformance.events import (
     BlockEnd,
@@ -43,7 +44,9 @@ def _reject_constant(constant: str) -> Any:
 
 
 @dataclass
-class _Block:
+class OpenBlock:
+    """A block opened in this attempt: its fragments so far and, for a tool call, its identity."""
+
     kind: BlockType
     fragments: list[str] = field(default_factory=list)
     call_id: str | None = None
@@ -65,10 +68,14 @@ class StreamTranslator:
 
     Feed payloads in order; call `eof()` when the body ends and `failure()` when the transport
     fails. Exactly one `finish` is ever emitted; every call after it returns [].
+
+    Each rule a realistic bug gets wrong sits in a method of its own (`_read_chunk`,
+    `_tool_index`, `_accept_identity`, `_has_content`, ...), so that the mutants of
+    `conformance.adapters.mutants` can each override exactly one.
     """
 
     def __init__(self) -> None:
-        self._blocks: list[_Block] = []  # position == event index, in opening order
+        self._blocks: list[OpenBlock] = []  # position == event index, in opening order
         self._text_index: int | None = None
         self._reasoning_index: int | None = None
         self._tool_indexes: dict[str, int] = {}  # wire tool-call key -> event index
@@ -96,17 +103,27 @@ class StreamTranslator:
             return self._fail(
                 codes.MALFORMED_RESPONSE, f"malformed SSE payload: {payload[:_EXCERPT_CHARS]}"
             )
-        if _is_error_payload(document):
-            failure = classify_stream_error(document["error"])
+        failure = self._provider_error(document)
+        if failure is not None:
             return self._fail(failure.code, failure.message)
         try:
-            chunk = read_chunk(document)
+            chunk = self._read_chunk(document)
         except MalformedChunk as problem:
             return self._fail(
                 codes.MALFORMED_RESPONSE,
                 f"unexpected chunk shape ({problem}): {payload[:_EXCERPT_CHARS]}",
             )
         return self._apply(chunk)
+
+    def _provider_error(self, document: Any) -> Failure | None:
+        """The failure a mid-stream `{"error": ...}` payload reports (S7), or None."""
+        if not _is_error_payload(document):
+            return None
+        return classify_stream_error(document["error"])
+
+    def _read_chunk(self, document: Any) -> WireChunk:
+        """A parsed payload's parts; raises MalformedChunk."""
+        return read_chunk(document)
 
     def eof(self) -> list[Event]:
         """The body ended. Without a complete `[DONE]` event the response is truncated (S5)."""
@@ -140,10 +157,22 @@ class StreamTranslator:
         return events
 
     def _apply_tool_call(self, part: ToolCallPart, events: list[Event]) -> ToolCallDelta:
+        index = self._tool_index(part, events)
+        block = self._blocks[index]
+        self._accept_identity(block, part)
+        block.fragments.append(part.arguments)
+        return ToolCallDelta(
+            index=index, id=block.call_id, name=block.name, arguments_delta=part.arguments
+        )
+
+    def _tool_index(self, part: ToolCallPart, events: list[Event]) -> int:
+        """The block of the call `part` belongs to, by wire key; a new key opens one (T3)."""
         index = self._tool_indexes.get(part.key)
         if index is None:
             index = self._tool_indexes[part.key] = self._open("tool-call", events)
-        block = self._blocks[index]
+        return index
+
+    def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
         # Identity is set once and never concatenated (T1, T2, T4). A later, different
         # non-empty value is ignored: the first is what earlier deltas already announced
         # (T7 leaves this open).
@@ -151,14 +180,10 @@ class StreamTranslator:
             block.call_id = part.call_id
         if block.name is None:
             block.name = part.name
-        block.fragments.append(part.arguments)
-        return ToolCallDelta(
-            index=index, id=block.call_id, name=block.name, arguments_delta=part.arguments
-        )
 
     def _open(self, kind: BlockType, events: list[Event]) -> int:
         index = len(self._blocks)
-        self._blocks.append(_Block(kind))
+        self._blocks.append(OpenBlock(kind))
         events.append(BlockStart(index=index, block_type=kind))
         return index
 
@@ -192,8 +217,7 @@ class StreamTranslator:
     def _resolved_finish(self) -> Finish:
         reason = self._pending_reason or "stop"
         if reason == "stop":
-            if not self._blocks:
-                # Reasoning-only and whitespace-only output are content; zero blocks are not.
+            if not self._has_content():
                 return _error_finish(
                     codes.EMPTY_RESPONSE, "model returned a completed response with no content"
                 )
@@ -203,6 +227,11 @@ class StreamTranslator:
         if reason == "length":
             return Finish(reason="max-tokens")
         return _error_finish(codes.finish_reason_code(reason), f"model stopped: {reason}")
+
+    def _has_content(self) -> bool:
+        """Whether a stop has content (E1): any block at all, reasoning-only and
+        whitespace-only text included (E2, E3), and a tool call (E5)."""
+        return bool(self._blocks)
 
     def _fail(self, code: str, message: str) -> list[Event]:
         if self._finished:

@@ -1,0 +1,104 @@
+"""What a mutant is: the reference adapter with exactly one piece swapped for a buggy one.
+
+The pieces are the reference's own seams: the translator (payloads → events), the SSE
+decoder (bytes → payloads), the attempt (one HTTP request, an `AttemptStream`), and, for
+bugs in the event grammar itself, a rewrite of each event the adapter yields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from conformance.adapters.reference.adapter import ReferenceAdapter
+from conformance.adapters.reference.retry import Attempt
+from conformance.adapters.reference.shell import AttemptStream
+from conformance.adapters.reference.sse import SSEDecoder
+from conformance.adapters.reference.translate import StreamTranslator
+from conformance.events import Event, RunCase
+from conformance.invariants import CATALOGUE
+from conformance.options import RunOptions
+
+# What a rewrite yields for one event; a dict is the event's JSON form, as an adapter may send.
+Emitted = Event | dict[str, Any]
+Rewrite = Callable[[Event], Sequence[Emitted]]
+
+
+class MakeAttempt(Protocol):
+    """`AttemptStream` or a variant: one attempt built from a decoder and a translator."""
+
+    def __call__(
+        self,
+        client: httpx.AsyncClient,
+        case: RunCase,
+        body: bytes,
+        *,
+        decoder: Callable[[], SSEDecoder],
+        translator: Callable[[], StreamTranslator],
+    ) -> Attempt: ...
+
+
+def unchanged(event: Event) -> Sequence[Emitted]:
+    return (event,)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One realistic bug, the invariants that must catch it, and how to build the adapter."""
+
+    name: str
+    bug: str  # one line: what the mutant gets wrong
+    targets: tuple[str, ...]  # invariant ids that must fail (non-strict for a SHOULD)
+    translator: Callable[[], StreamTranslator] = StreamTranslator
+    decoder: Callable[[], SSEDecoder] = SSEDecoder
+    attempt: MakeAttempt = AttemptStream
+    rewrite: Rewrite = unchanged
+
+    def __post_init__(self) -> None:
+        unknown = [target for target in self.targets if target not in CATALOGUE]
+        if not self.targets or unknown:
+            raise ValueError(f"mutant {self.name}: unknown or no target invariants {unknown}")
+        swapped = [
+            self.translator is not StreamTranslator,
+            self.decoder is not SSEDecoder,
+            self.attempt is not AttemptStream,
+            self.rewrite is not unchanged,
+        ]
+        if sum(swapped) != 1:  # one bug each, or a kill could not be attributed to it
+            raise ValueError(f"mutant {self.name} must swap exactly one piece of the reference")
+
+    @property
+    def target(self) -> str:
+        """How to load it: the value of ``--adapter``."""
+        return f"conformance.adapters.mutants:{self.name}"
+
+    def factory(self, options: RunOptions) -> MutantAdapter:
+        """The ``--adapter`` factory (``conformance.adapters.mutants:<name>``)."""
+        return MutantAdapter(self)
+
+    def start_attempt(self, client: httpx.AsyncClient, case: RunCase, body: bytes) -> Attempt:
+        return self.attempt(client, case, body, decoder=self.decoder, translator=self.translator)
+
+
+class MutantAdapter:
+    """The reference adapter built with the mutant's piece; same capabilities, own name."""
+
+    def __init__(self, mutant: Mutant) -> None:
+        self.mutant = mutant
+        self._inner = ReferenceAdapter(start_attempt=mutant.start_attempt)
+        self.hello = ReferenceAdapter.hello.model_copy(
+            update={"name": f"streamconform-mutant-{mutant.name}"}
+        )
+
+    async def run(
+        self, case: RunCase, http_client: httpx.AsyncClient | None = None
+    ) -> AsyncGenerator[Emitted, None]:
+        events = self._inner.run(case, http_client)
+        async with aclosing(events):
+            async for event in events:
+                for emitted in self.mutant.rewrite(event):
+                    yield emitted

@@ -1,0 +1,515 @@
+"""pytest plugin: every fixture case and catalogue invariant becomes one test item.
+
+Registered for every environment that installs streamconform (``pytest11`` entry point), it
+stays inert unless an adapter is named, on the command line or in the ini file::
+
+    pytest --conformance-adapter=mypkg.adapter:factory          # a Python adapter
+    pytest --conformance-adapter-cmd="node adapter.js"           # a subprocess adapter
+    [pytest] conformance_adapter = mypkg.adapter:factory         # ini (pytest.ini, pyproject)
+
+Inert means no items, no markers beyond ``conformance``, and no import of the suite.
+
+Items are ``conformance::<case-id>::<invariant-id>``, one per case and per invariant of the
+catalogue, marked ``conformance``, with the invariant's family (``G``, ``C``, ``T``…) and its
+level (``MUST``, ``SHOULD``, ``INFO``). Select them with ``-k`` / ``-m`` (``-k tool-late-id``,
+``-m "T and MUST"``, ``-m "not conformance"``); they have no file, so a node id cannot be
+given as a positional argument.
+
+The suite runs once per session, after collection and before the first test, over the cases
+that kept at least one item through ``-k`` / ``-m`` / ``--deselect``; ``--collect-only`` runs
+nothing. Each item then reports its case's verdict for its invariant:
+
+==============  ===========================================================================
+pass            passed
+fail            failed: the invariant, the reason, expected vs observed, a replay command
+non-strict      xfailed (tolerated; ``-rx`` lists the reasons); failed with
+                ``--conformance-strict`` (or ``--runxfail``)
+info            passed, the observation in a "conformance" report section (``-rP``)
+n/a             skipped with the reason (the adapter does not declare a capability)
+(no verdict)    skipped: the case does not exercise the invariant
+==============  ===========================================================================
+
+Every judged item records ``conformance_verdict`` and ``conformance_reason`` as user
+properties (``--junitxml`` writes them). An adapter that cannot be loaded is a usage error.
+The session-scoped fixture ``conformance_result`` gives the :class:`RunResult` of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import shlex
+import threading
+import time
+from collections.abc import Callable, Coroutine, Generator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
+
+import pytest
+
+if TYPE_CHECKING:
+    from pluggy import Result
+
+    from fakeprovider.scenario import Scenario
+
+    from .adapters.base import AdapterSession
+    from .options import RunOptions
+    from .results import CaseResult, InvariantVerdict, RunResult
+
+Transport = Literal["loopback", "in-process"]
+TRANSPORTS: Final[tuple[Transport, ...]] = ("loopback", "in-process")
+ROOT_NAME: Final = "conformance"  # the first part of every item's node id
+NOT_EXERCISED: Final = "not exercised by this case"
+MAX_EVENT_LINES: Final = 40  # observed events quoted in a failure
+MAX_LINE_CHARS: Final = 240
+STDERR_LINES: Final = 20
+
+_T = TypeVar("_T")
+
+
+class SuiteUnavailable(Exception):
+    """The fixtures could not be loaded or the adapter could not be started."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the session asked for; ``fixtures`` empty means the bundled corpus."""
+
+    adapter: str | None
+    adapter_cmd: str | None
+    fixtures: tuple[Path, ...]
+    strict: bool
+    transport: Transport
+
+    @property
+    def adapter_label(self) -> str:
+        return self.adapter or self.adapter_cmd or ""
+
+    def replay(self, case: str) -> str:
+        """The ``conformance run`` command that replays one case outside pytest."""
+        words = ["conformance", "run"]
+        if self.adapter:
+            words += ["--adapter", self.adapter]
+        else:
+            words += ["--adapter-cmd", self.adapter_cmd or ""]
+        for path in self.fixtures:
+            words += ["--fixtures", str(path)]
+        if self.strict:
+            words.append("--strict")
+        if self.transport != "loopback":
+            words += ["--transport", self.transport]
+        return shlex.join([*words, "-k", case])
+
+
+# --- options -----------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("streamconform", "streamconform conformance suite")
+    group.addoption(
+        "--conformance-adapter",
+        metavar="MODULE:FACTORY",
+        help="Run the conformance suite against this Python adapter.",
+    )
+    group.addoption(
+        "--conformance-adapter-cmd",
+        metavar="COMMAND",
+        help="Run the conformance suite against this subprocess adapter (JSON Lines).",
+    )
+    group.addoption(
+        "--conformance-fixtures",
+        action="append",
+        metavar="PATH",
+        help="Fixture file or directory (repeatable); default: the bundled corpus.",
+    )
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=None,
+        help="Non-strict verdicts fail instead of xfail.",
+    )
+    group.addoption(
+        "--conformance-transport",
+        choices=TRANSPORTS,
+        help="How the adapter reaches the fake provider (default: loopback).",
+    )
+    parser.addini("conformance_adapter", "Python adapter (module:factory).", default="")
+    parser.addini("conformance_adapter_cmd", "Subprocess adapter command.", default="")
+    parser.addini("conformance_fixtures", "Fixture files or directories.", type="paths")
+    parser.addini("conformance_strict", "Non-strict verdicts fail.", type="bool", default=False)
+    parser.addini("conformance_transport", "loopback or in-process.", default="")
+
+
+def read_settings(config: pytest.Config) -> Settings | None:
+    """The session's settings; None when no adapter is named (the plugin stays inert).
+
+    A command-line option wins over its ini key; the two adapter options go together.
+    """
+    adapter, command = _adapter_choice(config)
+    if not adapter and not command:
+        return None
+    if adapter and command:
+        raise pytest.UsageError("give --conformance-adapter or --conformance-adapter-cmd, not both")
+    return Settings(
+        adapter=adapter or None,
+        adapter_cmd=command or None,
+        fixtures=_fixture_paths(config),
+        strict=bool(config.getoption("conformance_strict") or config.getini("conformance_strict")),
+        transport=_transport(config),
+    )
+
+
+def _adapter_choice(config: pytest.Config) -> tuple[str, str]:
+    given = (
+        config.getoption("conformance_adapter") or "",
+        config.getoption("conformance_adapter_cmd") or "",
+    )
+    if any(given):
+        return given
+    return (
+        str(config.getini("conformance_adapter")).strip(),
+        str(config.getini("conformance_adapter_cmd")).strip(),
+    )
+
+
+def _fixture_paths(config: pytest.Config) -> tuple[Path, ...]:
+    given: list[str] | None = config.getoption("conformance_fixtures")
+    if given:
+        return tuple(config.invocation_params.dir / path for path in given)
+    return tuple(cast(list[Path], config.getini("conformance_fixtures")))
+
+
+def _transport(config: pytest.Config) -> Transport:
+    value = config.getoption("conformance_transport") or config.getini("conformance_transport")
+    value = str(value).strip() or "loopback"
+    if value not in TRANSPORTS:
+        raise pytest.UsageError(f"conformance_transport: {value!r} is not one of {TRANSPORTS}")
+    return value
+
+
+# --- session state -----------------------------------------------------------------------
+
+
+class Suite:
+    """The session's conformance run: loaded once, run once, kept on ``config.stash``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._scenarios: list[Scenario] | None = None
+        self._result: RunResult | None = None
+        self._error: str | None = None
+
+    def scenarios(self) -> list[Scenario]:
+        if self._scenarios is None:
+            self._scenarios = _load_scenarios(self.settings.fixtures)
+        return self._scenarios
+
+    @property
+    def has_run(self) -> bool:
+        return self._result is not None or self._error is not None
+
+    def result(self, session: pytest.Session) -> RunResult:
+        """The run over the selected cases (all cases when none is selected), run once."""
+        if not self.has_run:
+            try:
+                self._result = self._run(session)
+            except SuiteUnavailable as error:
+                self._error = str(error)
+        if self._result is None:
+            raise SuiteUnavailable(self._error or "the suite did not run")
+        return self._result
+
+    def case_result(self, session: pytest.Session, case: str) -> CaseResult:
+        found = {result.case: result for result in self.result(session).cases}.get(case)
+        if found is None:
+            raise SuiteUnavailable(f"case {case} was not part of this session's run")
+        return found
+
+    def _run(self, session: pytest.Session) -> RunResult:
+        from .options import RunOptions
+
+        chosen = set(selected_cases(session))
+        scenarios = [s for s in self.scenarios() if not chosen or s.id in chosen]
+        options = RunOptions(strict=self.settings.strict, transport=self.settings.transport)
+        return run_in_thread(lambda: _drive(self.settings, scenarios, options))
+
+
+_SUITE: Final = pytest.StashKey[Suite]()
+
+
+def _suite(config: pytest.Config) -> Suite | None:
+    return config.stash.get(_SUITE, None)
+
+
+def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
+    from fakeprovider.fixtures import FixtureError, load_fixtures
+
+    from .cli import bundled_fixtures
+
+    roots = paths or (bundled_fixtures(),)
+    try:
+        scenarios = load_fixtures(roots)
+    except FixtureError as error:
+        raise SuiteUnavailable(f"fixtures could not be loaded:\n{error}") from None
+    if not scenarios:
+        raise SuiteUnavailable(f"no fixtures under {', '.join(map(str, roots))}")
+    return scenarios
+
+
+async def _drive(settings: Settings, scenarios: list[Scenario], options: RunOptions) -> RunResult:
+    from .runner import run_suite
+
+    session = await _open(settings, options)
+    try:
+        return await run_suite(session, scenarios, options)
+    finally:
+        await session.close()
+
+
+async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
+    import click
+
+    from .cli import _open_session
+
+    try:
+        return await _open_session(settings.adapter, settings.adapter_cmd, options)
+    except click.ClickException as error:
+        raise SuiteUnavailable(error.format_message()) from None
+    except Exception as error:  # the adapter's factory or start-up raised
+        raise SuiteUnavailable(
+            f"adapter {settings.adapter_label} could not be started: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+
+
+def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run a coroutine to completion on a fresh event loop in a daemon thread.
+
+    The caller's thread may already run a loop (an async test framework), and a stuck
+    adapter must not keep the interpreter alive after an interrupt.
+    """
+    future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+    def target() -> None:
+        try:
+            future.set_result(asyncio.run(work()))
+        except BaseException as error:  # handed to the waiting thread
+            future.set_exception(error)
+
+    threading.Thread(target=target, name="streamconform-suite", daemon=True).start()
+    return future.result()
+
+
+def selected_cases(session: pytest.Session) -> list[str]:
+    """Case ids with at least one item left after deselection, in collection order."""
+    items = (item for item in session.items if isinstance(item, ConformanceItem))
+    return list(dict.fromkeys(item.case for item in items))
+
+
+# --- hooks -------------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a streamconform case-and-invariant item")
+    settings = read_settings(config)
+    if settings is None:
+        return
+    from .invariants import CATALOGUE
+
+    families = sorted({invariant.family for invariant in CATALOGUE.values()})
+    levels = sorted({invariant.level for invariant in CATALOGUE.values()})
+    for family in families:
+        config.addinivalue_line("markers", f"{family}: streamconform invariant family {family}")
+    for level in levels:
+        config.addinivalue_line("markers", f"{level}: streamconform invariants of level {level}")
+    config.stash[_SUITE] = Suite(settings)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    suite = _suite(config)
+    if suite is None:
+        return None
+    settings = suite.settings
+    fixtures = ", ".join(map(str, settings.fixtures)) or "bundled corpus"
+    strict = ", strict" if settings.strict else ""
+    return (
+        f"streamconform: adapter {settings.adapter_label} ({settings.transport}{strict}); "
+        f"fixtures: {fixtures}"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)  # old style: works with every pluggy pytest 7+ brings
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Result[Any], None]:
+    """Hang the ``conformance`` collector under the session, beside the user's tests."""
+    outcome = yield
+    if not isinstance(collector, pytest.Session) or _suite(collector.config) is None:
+        return
+    report = outcome.get_result()
+    if isinstance(report, pytest.CollectReport) and report.passed:
+        report.result.append(SuiteCollector.from_parent(collector, name=ROOT_NAME))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Run the suite before the first test, so no single item carries its duration."""
+    suite = _suite(session.config)
+    if suite is None or suite.has_run or not _will_run_tests(session):
+        return
+    if not selected_cases(session):
+        return
+    _run_eagerly(session, suite)
+
+
+def _will_run_tests(session: pytest.Session) -> bool:
+    option = session.config.option
+    if option.collectonly:
+        return False
+    return not (session.testsfailed and not option.continue_on_collection_errors)
+
+
+def _run_eagerly(session: pytest.Session, suite: Suite) -> None:
+    say = _announcer(session.config)
+    cases = len(selected_cases(session))
+    say(f"streamconform: running {cases} case(s) against {suite.settings.adapter_label}")
+    begun = time.monotonic()
+    try:
+        result = suite.result(session)
+    except SuiteUnavailable as error:
+        raise pytest.UsageError(f"streamconform: {error}") from None
+    totals = ", ".join(f"{n} {verdict}" for verdict, n in result.counts().items() if n)
+    say(f"streamconform: {totals} in {time.monotonic() - begun:.1f}s")
+
+
+def _announcer(config: pytest.Config) -> Callable[[str], None]:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or config.option.verbose < 0:
+        return lambda line: None
+    return cast(pytest.TerminalReporter, reporter).write_line
+
+
+@pytest.fixture(scope="session")
+def conformance_result(request: pytest.FixtureRequest) -> RunResult:
+    """The session's :class:`~conformance.results.RunResult`, for custom assertions.
+
+    It covers the cases of the selected conformance items, or every case when none is
+    selected. Skips when no adapter is configured.
+    """
+    suite = _suite(request.config)
+    if suite is None:
+        pytest.skip("streamconform: no --conformance-adapter or --conformance-adapter-cmd")
+    try:
+        return suite.result(request.session)
+    except SuiteUnavailable as error:
+        pytest.fail(f"streamconform: {error}", pytrace=False)
+
+
+# --- collection --------------------------------------------------------------------------
+
+
+class SuiteCollector(pytest.Collector):
+    """``conformance``: one child per fixture case."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        suite = _suite(self.config)
+        assert suite is not None
+        try:
+            scenarios = suite.scenarios()
+        except SuiteUnavailable as error:
+            raise self.CollectError(f"streamconform: {error}") from None
+        return [CaseCollector.from_parent(self, name=scenario.id) for scenario in scenarios]
+
+
+class CaseCollector(pytest.Collector):
+    """``conformance::<case>``: one item per invariant of the catalogue."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        from .invariants import CATALOGUE
+
+        items = []
+        for invariant in CATALOGUE.values():
+            item = ConformanceItem.from_parent(self, name=invariant.id, case=self.name)
+            for marker in (ROOT_NAME, invariant.family, invariant.level):
+                item.add_marker(marker)
+            items.append(item)
+        return items
+
+
+class ConformanceItem(pytest.Item):
+    """``conformance::<case>::<invariant>``: reports that case's verdict for that invariant."""
+
+    def __init__(self, *, case: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.invariant = self.name
+        self._case_result: CaseResult | None = None
+
+    def setup(self) -> None:
+        suite = _suite(self.config)
+        assert suite is not None
+        try:
+            self._case_result = suite.case_result(self.session, self.case)
+        except SuiteUnavailable as error:
+            pytest.fail(f"streamconform: {error}", pytrace=False)
+
+    def runtest(self) -> None:
+        assert self._case_result is not None
+        verdict = self._case_result.verdicts.get(self.invariant)
+        if verdict is None:
+            pytest.skip(NOT_EXERCISED)
+        self.user_properties += [
+            ("conformance_verdict", verdict.verdict),
+            ("conformance_reason", verdict.reason),
+        ]
+        self._conclude(verdict)
+
+    def _conclude(self, verdict: InvariantVerdict) -> None:
+        if verdict.verdict == "fail":
+            suite = _suite(self.config)
+            assert suite is not None and self._case_result is not None
+            text = failure_text(suite.settings, self._case_result, self.invariant, verdict)
+            pytest.fail(text, pytrace=False)
+        if verdict.verdict == "non-strict":
+            pytest.xfail(f"non-strict: {verdict.reason} (--conformance-strict fails it)")
+        if verdict.verdict == "n/a":
+            pytest.skip(f"n/a: {verdict.reason}")
+        if verdict.verdict == "info":
+            observation = f"{self.invariant} (INFO) on {self.case}: {verdict.reason}"
+            self.add_report_section("call", "conformance", observation)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.case}::{self.invariant}"
+
+
+# --- failure text ------------------------------------------------------------------------
+
+
+def failure_text(
+    settings: Settings, case: CaseResult, invariant_id: str, verdict: InvariantVerdict
+) -> str:
+    """Invariant, reason, expected vs observed and a replay command, for a failed item."""
+    from .invariants import CATALOGUE
+
+    invariant = CATALOGUE.get(invariant_id)
+    level = invariant.level if invariant else "?"
+    lines = [f"{invariant_id} ({level}) failed on case {case.case}: {verdict.reason}"]
+    if invariant is not None:
+        lines.append(f"  invariant: {invariant.statement}")
+    status = f"{case.status}: {case.detail}" if case.detail else case.status
+    lines += [f"  case status: {status}", "  expected:"]
+    lines += [f"    {_compact(attempt)}" for attempt in case.expected.get("attempts", [])]
+    lines.append(f"  observed ({len(case.events)} events):")
+    lines += [f"    {_compact(event)}" for event in case.events[:MAX_EVENT_LINES]]
+    if len(case.events) > MAX_EVENT_LINES:
+        lines.append(f"    … {len(case.events) - MAX_EVENT_LINES} more")
+    if case.stderr.strip():
+        lines.append("  adapter stderr (tail):")
+        lines += [f"    {line}" for line in case.stderr.strip().splitlines()[-STDERR_LINES:]]
+    lines.append(f"  replay: {settings.replay(case.case)}")
+    return "\n".join(lines)
+
+
+def _compact(value: object) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
