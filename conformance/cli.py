@@ -20,6 +20,7 @@ from fakeprovider.scenario import Scenario
 from .adapters.base import AdapterLoadError, AdapterSession, load_python_adapter
 from .invariants import CATALOGUE, VERDICTS
 from .options import DEFAULT_POLICY, RunOptions
+from .report import compare_baseline, format_baseline, render_matrix, write_reports
 from .results import CaseResult, RunResult
 from .runner import run_suite
 
@@ -59,6 +60,11 @@ def main() -> None:
 @click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write reports.")
 @click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures.")
 @click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Earlier results.json: fail only on verdicts that got worse.",
+)
+@click.option(
     "--transport",
     type=click.Choice(["loopback", "in-process"]),
     default="loopback",
@@ -75,13 +81,14 @@ def run(
     json_path: Path | None,
     report_dir: Path | None,
     strict: bool,
+    baseline: Path | None,
     transport: Literal["loopback", "in-process"],
     idle_timeout: float,
     timeout: float,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
-    Exits 0 only when no verdict is a failure.
+    Exits 0 only when no verdict is a failure (with --baseline: none got worse).
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
@@ -102,6 +109,10 @@ def run(
         console.print(f"results: {json_path}")
     if report_dir is not None:
         _write_reports(console, result, report_dir)
+    if baseline is not None:
+        diff = compare_baseline(result, _read_results(baseline))
+        console.print(format_baseline(diff), markup=False, highlight=False)
+        sys.exit(1 if diff.failed else 0)
     sys.exit(1 if result.failed else 0)
 
 
@@ -190,11 +201,40 @@ def print_summary(console: Console, result: RunResult) -> None:
 
 
 def _write_reports(console: Console, result: RunResult, out_dir: Path) -> None:
-    from .report import write_reports
-
     written = write_reports(result, out_dir)
     for kind, path in written.items():
         console.print(f"{kind}: {path}")
+
+
+def _read_results(path: Path) -> RunResult:
+    try:
+        return RunResult.from_json(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"{path}: not a streamconform results file ({error})") from None
+
+
+@main.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path))
+def report(results: tuple[Path, ...], out_dir: Path) -> None:
+    """Render saved results: one file gives its report, several a matrix of adapters."""
+    loaded = [_read_results(path) for path in results]
+    console = Console()
+    if len(loaded) == 1:
+        _write_reports(console, loaded[0], out_dir)
+        return
+    links: list[tuple[RunResult, str]] = []
+    for number, result in enumerate(loaded, 1):
+        name = f"{number:02d}-{_slug(str(result.adapter.get('name', 'adapter')))}"
+        write_reports(result, out_dir / name)
+        links.append((result, f"{name}/index.html"))
+    matrix = out_dir / "index.html"
+    matrix.write_text(render_matrix(links), encoding="utf-8")
+    console.print(f"matrix: {matrix}")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:60] or "adapter"
 
 
 @main.command("list")

@@ -1,0 +1,52 @@
+"""SSE decoder mutants: `SSEDecoder` with one framing rule broken."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import TYPE_CHECKING
+
+from conformance.adapters.reference.sse import SSEDecoder
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
+
+class LineFeedOnly(SSEDecoder):
+    """`body.split("\\n")`: a CR is not a line end, so CRLF and CR streams never dispatch."""
+
+    _line_end = re.compile(r"\n")
+
+
+class _EachReadDecoded(codecs.IncrementalDecoder):
+    """`data.decode("utf-8", errors="replace")` on every read: no state between reads."""
+
+    def decode(self, input: ReadableBuffer, final: bool = False) -> str:
+        # utf-8-sig as in the reference: only the statefulness differs.
+        return bytes(input).decode("utf-8-sig", errors="replace")
+
+
+class Utf8DecodedPerRead(SSEDecoder):
+    """Each network read decoded on its own: a character split across reads becomes U+FFFD."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._decoder = _EachReadDecoded()
+
+
+class PartialLineDropped(SSEDecoder):
+    """Each read parsed as whole lines: a line (an event) split across reads is lost."""
+
+    def feed(self, data: bytes) -> list[str]:
+        payloads = super().feed(data)
+        self._partial_line = ""
+        return payloads
+
+
+class DataNeedsSpace(SSEDecoder):
+    """`if line.startswith("data: ")`: a `data:` field without its space is not data."""
+
+    def _take_line(self, line: str) -> str | None:
+        if line.startswith("data:") and not line.startswith("data: "):
+            return None
+        return super()._take_line(line)

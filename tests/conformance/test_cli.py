@@ -1,0 +1,88 @@
+"""The ``conformance`` command line: run, list, report, baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from conformance.cli import main
+from conformance.results import RunResult
+
+REPO = Path(__file__).resolve().parents[2]
+HOSTILE = f"python {REPO / 'tests/conformance/adapters_hostile/hostile_adapter.py'}"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_run_reference_writes_json_and_reports(tmp_path: Path) -> None:
+    result = invoke(
+        "run", "-k", "tool-cont", "--json", str(tmp_path / "r.json"), "--report", str(tmp_path)
+    )
+    assert result.exit_code == 0, result.output
+    saved = RunResult.from_json((tmp_path / "r.json").read_bytes())
+    assert {case.case for case in saved.cases} == {
+        "tool-cont-empty-id-name",
+        "tool-cont-null-id-name",
+    }
+    assert saved.options["adapter"] == "--adapter conformance.adapters.reference:factory"
+    assert not saved.failed
+    assert (tmp_path / "index.html").read_text().startswith("<!DOCTYPE html>")
+    assert "<testsuite" in (tmp_path / "junit.xml").read_text()
+    assert "OK:" in result.output
+
+
+def test_run_fails_on_a_failing_adapter_and_names_the_invariant(tmp_path: Path) -> None:
+    result = invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id")
+    assert result.exit_code == 1
+    assert "fail tool-late-id T4:" in result.output
+    assert "FAILED" in result.output
+
+
+def test_baseline_fails_only_on_verdicts_that_got_worse(tmp_path: Path) -> None:
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--json", str(bad))
+    invoke("run", "-k", "tool-late-id", "--json", str(good))
+    same = invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--baseline", str(bad))
+    assert same.exit_code == 0, same.output
+    assert "0 new failure(s)" in same.output
+    worse = invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--baseline", str(good))
+    assert worse.exit_code == 1
+    assert "New failures (verdict got worse):" in worse.output
+
+
+def test_report_renders_one_result_or_a_matrix(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    invoke("run", "-k", "empty-stop", "--json", str(first))
+    invoke("run", "--adapter-cmd", HOSTILE, "-k", "empty-stop", "--json", str(second))
+    single = invoke("report", str(first), "--out", str(tmp_path / "one"))
+    assert single.exit_code == 0 and (tmp_path / "one" / "index.html").exists()
+    matrix = invoke("report", str(first), str(second), "--out", str(tmp_path / "many"))
+    assert matrix.exit_code == 0
+    page = (tmp_path / "many" / "index.html").read_text()
+    assert "01-streamconform-reference/index.html" in page and "02-hostile/index.html" in page
+
+
+def test_report_rejects_a_file_that_is_not_results(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text(json.dumps({"hello": 1}))
+    result = CliRunner().invoke(main, ["report", str(junk), "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "not a streamconform results file" in result.output
+
+
+def test_malformed_fixture_is_reported_with_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("attempts: [{fault: explode}]\n")
+    result = CliRunner().invoke(main, ["run", "--fixtures", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "bad.yaml:1: attempts[0].fault" in result.output
+
+
+def test_list_prints_the_catalogue() -> None:
+    result = invoke("list")
+    assert result.exit_code == 0
+    for invariant_id in ("G1", "C4", "T5", "E1", "S2", "H4"):
+        assert invariant_id in result.output
