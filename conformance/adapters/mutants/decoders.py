@@ -18,12 +18,13 @@ class LineFeedOnly(SSEDecoder):
     _line_end = re.compile(r"\n")
 
 
-class _EachReadDecoded(codecs.IncrementalDecoder):
-    """`data.decode("utf-8", errors="replace")` on every read: no state between reads."""
+class _EachReadDecoded(codecs.BufferedIncrementalDecoder):
+    """`data.decode("utf-8", errors="replace")` on every read: nothing is kept between reads."""
 
-    def decode(self, input: ReadableBuffer, final: bool = False) -> str:
-        # utf-8-sig as in the reference: only the statefulness differs.
-        return bytes(input).decode("utf-8-sig", errors="replace")
+    def _buffer_decode(self, input: ReadableBuffer, errors: str, final: bool) -> tuple[str, int]:
+        data = bytes(input)  # all consumed: a cut-off character is replaced, not carried over
+        # utf-8-sig as in the reference: only the state between reads differs.
+        return data.decode("utf-8-sig", errors), len(data)
 
 
 class Utf8DecodedPerRead(SSEDecoder):
@@ -31,7 +32,7 @@ class Utf8DecodedPerRead(SSEDecoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._decoder = _EachReadDecoded()
+        self._decoder = _EachReadDecoded(errors="replace")
 
 
 class PartialLineDropped(SSEDecoder):

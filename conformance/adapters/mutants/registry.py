@@ -1,0 +1,246 @@
+"""The mutants, by name: at least one for every MUST invariant of families G, C, T, E, S, H.
+
+A mutant's targets are the invariants whose checkers must catch its bug; the kill table
+(`conformance.mutants`) runs them and the tests hold every checker to it.
+"""
+
+from __future__ import annotations
+
+from conformance.events import BlockEnd, Finish
+
+from . import decoders, rewrites, transport
+from . import translators as tr
+from .core import Mutant
+
+_ALL = (
+    # T — tool-call identity
+    Mutant(
+        "identity_any_defined",
+        "A continuation's \"\" or null overwrites the call's id and name (harness pre-fix).",
+        ("T1", "T6"),
+        translator=tr.IdentityOnAnyDefinedValue,
+    ),
+    Mutant(
+        "identity_concatenated",
+        "Repeated ids and names are concatenated like arguments.",
+        ("T2",),
+        translator=tr.IdentityConcatenated,
+    ),
+    Mutant(
+        "args_to_last_call",
+        "A delta without an id continues the last opened call, whatever its index.",
+        ("T3",),
+        translator=tr.ArgumentsToLastCall,
+    ),
+    Mutant(
+        "late_identity_refused",
+        "Only the opening delta's id and name are accepted.",
+        ("T4",),
+        translator=tr.LateIdentityRefused,
+    ),
+    Mutant(
+        "unidentified_closed_empty",
+        'A call without id or name at [DONE] is closed with "" and a success finish.',
+        ("T5", "T6"),
+        translator=tr.UnidentifiedClosedEmpty,
+    ),
+    # E — empty completions
+    Mutant(
+        "empty_stop_succeeds",
+        "A stop with no content block is a successful, blank reply.",
+        ("E1",),
+        translator=tr.EmptyStopSucceeds,
+    ),
+    Mutant(
+        "reasoning_not_content",
+        "A reasoning-only answer is EMPTY_RESPONSE.",
+        ("E2",),
+        translator=tr.ReasoningIsNotContent,
+    ),
+    Mutant(
+        "whitespace_is_empty",
+        "Whitespace-only text is EMPTY_RESPONSE.",
+        ("E3",),
+        translator=tr.WhitespaceIsEmpty,
+    ),
+    Mutant(
+        "empty_length_is_empty_response",
+        "length with no content block is EMPTY_RESPONSE instead of max-tokens.",
+        ("E4",),
+        translator=tr.EmptyLengthIsEmptyResponse,
+    ),
+    Mutant(
+        "tool_call_not_content",
+        "A stop whose only block is a tool call is EMPTY_RESPONSE.",
+        ("E5",),
+        translator=tr.ToolCallIsNotContent,
+    ),
+    # C — content, usage, finish
+    Mutant(
+        "null_content_as_none",
+        'A null content is stringified: the text "None".',
+        ("C1",),
+        translator=tr.NullContentAsNone,
+    ),
+    Mutant(
+        "reasoning_as_text",
+        "reasoning_content is streamed into the answer text.",
+        ("C2",),
+        translator=tr.ReasoningAsText,
+    ),
+    Mutant(
+        "arguments_reserialised",
+        "Tool-call arguments are parsed and re-serialised (compact JSON).",
+        ("C3",),
+        translator=tr.ArgumentsReserialised,
+    ),
+    Mutant(
+        "first_usage_wins",
+        "The first usage object wins over later, final counts.",
+        ("C4",),
+        translator=tr.FirstUsageWins,
+    ),
+    Mutant(
+        "cached_in_input",
+        "input_tokens = prompt_tokens: cached tokens are counted twice.",
+        ("C4",),
+        translator=tr.CachedTokensInInput,
+    ),
+    Mutant(
+        "length_as_stop",
+        "finish_reason length is reported as stop.",
+        ("C5",),
+        translator=tr.LengthAsStop,
+    ),
+    # S — SSE framing
+    Mutant(
+        "lf_only_lines",
+        "Lines are split on LF only; CR and CRLF streams never dispatch.",
+        ("S1",),
+        decoder=decoders.LineFeedOnly,
+    ),
+    Mutant(
+        "utf8_decoded_per_read",
+        "Each network read is UTF-8-decoded on its own; split characters become U+FFFD.",
+        ("S2",),
+        decoder=decoders.Utf8DecodedPerRead,
+    ),
+    Mutant(
+        "partial_line_dropped",
+        "Each network read is parsed as whole lines; an event split across reads is lost.",
+        ("S2",),
+        decoder=decoders.PartialLineDropped,
+    ),
+    Mutant(
+        "data_needs_space",
+        'Only "data: " with a space is data; "data:{...}" is dropped.',
+        ("S3",),
+        decoder=decoders.DataNeedsSpace,
+    ),
+    Mutant(
+        "reads_past_done",
+        "[DONE] is skipped and the body read to its end.",
+        ("S4",),
+        translator=tr.ReadsPastDone,
+    ),
+    Mutant(
+        "eof_is_done",
+        "The end of the body counts as [DONE]: a truncated stream succeeds.",
+        ("S5",),
+        translator=tr.EofIsDone,
+    ),
+    Mutant(
+        "malformed_payload_skipped",
+        "A payload that is not JSON is skipped silently.",
+        ("S6",),
+        translator=tr.MalformedPayloadSkipped,
+    ),
+    Mutant(
+        "provider_error_ignored",
+        'A mid-stream {"error": ...} payload is ignored (harness HEAD).',
+        ("S7",),
+        translator=tr.ProviderErrorIgnored,
+    ),
+    # H — HTTP and transport
+    Mutant(
+        "rate_limit_as_server",
+        "HTTP 429 is mapped to SERVER.",
+        ("H1",),
+        attempt=transport.RateLimitAsServer,
+    ),
+    Mutant(
+        "retry_after_ignored",
+        "Retry-After is not read; the backoff alone decides the wait.",
+        ("H2",),
+        attempt=transport.RetryAfterIgnored,
+    ),
+    Mutant(
+        "reset_as_stream_closed",
+        "A reset or cut body is STREAM_CLOSED instead of TRANSPORT.",
+        ("H3",),
+        attempt=transport.ResetAsStreamClosed,
+    ),
+    Mutant(
+        "no_idle_timeout",
+        "No read timeout: a stalled body waits for the whole case's deadline.",
+        ("H4",),
+        attempt=transport.NoIdleTimeout,
+    ),
+    Mutant(
+        "resend_on_http_error",
+        "The HTTP client silently re-sends after an error status: two requests, one attempt.",
+        ("H5",),
+        attempt=transport.resend_on_http_error,
+    ),
+    # G — event grammar
+    Mutant(
+        "finish_twice",
+        "A finish when the wire's finish_reason arrives and another at [DONE].",
+        ("G1",),
+        rewrite=rewrites.repeated(Finish),
+    ),
+    Mutant(
+        "usage_twice",
+        "Usage is yielded on arrival and again before the finish.",
+        ("G2",),
+        translator=tr.UsageTwice,
+    ),
+    Mutant(
+        "delta_before_block_start",
+        "A block's first delta is yielded before its block-start.",
+        ("G3",),
+        translator=tr.DeltaBeforeBlockStart,
+    ),
+    Mutant(
+        "one_based_indexes",
+        "Block indexes start at 1.",
+        ("G4",),
+        rewrite=rewrites.one_based_indexes,
+    ),
+    Mutant(
+        "block_end_twice",
+        "Every block is closed twice.",
+        ("G5",),
+        rewrite=rewrites.repeated(BlockEnd),
+    ),
+    Mutant(
+        "finish_before_block_ends",
+        "The finish is yielded before the block-ends, which the caller then never reads.",
+        ("G6",),
+        translator=tr.FinishBeforeBlockEnds,
+    ),
+    Mutant(
+        "block_end_last_fragment",
+        "A block-end carries only its last fragment.",
+        ("G7",),
+        translator=tr.BlockEndLastFragment,
+    ),
+    Mutant(
+        "null_optional_fields",
+        "Unset optional fields are sent as null.",
+        ("G8",),
+        rewrite=rewrites.nulls_written,
+    ),
+)
+
+MUTANTS: dict[str, Mutant] = {mutant.name: mutant for mutant in _ALL}

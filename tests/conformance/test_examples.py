@@ -1,0 +1,48 @@
+"""The example subprocess adapters (Node.js, stdlib Python) pass the whole bundled corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters.subprocess import SubprocessAdapterSession
+from conformance.cli import bundled_fixtures
+from conformance.options import RunOptions
+from conformance.results import RunResult
+from conformance.runner import run_suite
+from fakeprovider.fixtures import load_fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = {
+    "node": ["node", str(REPO / "examples/node-adapter/adapter.js")],
+    "python": [sys.executable, str(REPO / "examples/python-adapter/adapter.py")],
+}
+
+
+async def run_example(command: list[str]) -> RunResult:
+    session = await SubprocessAdapterSession.start(" ".join(command))
+    try:
+        return await run_suite(session, load_fixtures([bundled_fixtures()]), RunOptions())
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize("language", sorted(EXAMPLES))
+def test_example_adapter_passes_every_invariant(language: str) -> None:
+    command = EXAMPLES[language]
+    if shutil.which(command[0]) is None:
+        pytest.fail(f"{command[0]} is not installed; the examples need it")
+    result = asyncio.run(run_example(command))
+    problems = [
+        f"{case.case} {invariant}: {verdict.verdict} {verdict.reason}"
+        for case in result.cases
+        for invariant, verdict in case.verdicts.items()
+        if verdict.verdict in ("fail", "non-strict")
+    ]
+    assert problems == []
+    assert all(case.status == "completed" for case in result.cases)
+    assert result.counts()["pass"] > 300
