@@ -19,6 +19,7 @@ from fakeprovider.scenario import Scenario
 
 from .adapters.base import AdapterLoadError, AdapterSession, load_python_adapter
 from .invariants import CATALOGUE, VERDICTS
+from .mutants import kill_table, render_kill_table
 from .options import DEFAULT_POLICY, RunOptions
 from .report import compare_baseline, format_baseline, render_matrix, write_reports
 from .results import CaseResult, RunResult
@@ -235,6 +236,29 @@ def report(results: tuple[Path, ...], out_dir: Path) -> None:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:60] or "adapter"
+
+
+@main.command()
+@click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Fixture file or directory (repeatable); default: the bundled corpus.",
+)
+@click.option("--mutant", "names", multiple=True, help="Only these mutants (repeatable).")
+@click.option("--timeout", default=5.0, show_default=True, help="Seconds per case.")
+def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float) -> None:
+    """Run every mutant of the reference adapter and print the kill table.
+
+    Each mutant carries one realistic bug; it must be killed by the invariants it
+    targets. Exits 1 if a mutant survives or is killed only by a timeout.
+    """
+    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), None)
+    options = RunOptions(timeout_s=timeout, transport="in-process")
+    rows = kill_table(scenarios, options, names=names or None, focus=True)
+    Console().print(render_kill_table(rows))
+    sys.exit(0 if all(row.killed and not row.timeout_only for row in rows) else 1)
 
 
 @main.command("list")

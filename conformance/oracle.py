@@ -184,10 +184,9 @@ def error_detail(body: bytes) -> str:
 
 def retry_after_ms(headers: dict[str, str], now: float) -> float | None:
     """Retry-After as milliseconds: seconds or an HTTP date; zero, past or junk is None."""
-    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    if value is None:
+    value = _header(headers, "retry-after").strip()
+    if not value:
         return None
-    value = value.strip()
     if value.isdigit():
         delay = int(value) * 1000.0 if len(value) < 16 else float("inf")
     else:
@@ -199,6 +198,10 @@ def retry_after_ms(headers: dict[str, str], now: float) -> float | None:
     return delay if 0 < delay < float("inf") else None
 
 
+def _header(headers: dict[str, str], name: str) -> str:
+    return next((v for k, v in headers.items() if k.lower() == name), "")
+
+
 def _http_error(number: int, response: ErrorResponse, now: float) -> ExpectedAttempt:
     return _status_failure(number, response.status, response.headers, error_body(response), now)
 
@@ -208,7 +211,11 @@ def _status_failure(
 ) -> ExpectedAttempt:
     code = classify_status(status, error_detail(body))
     after = retry_after_ms(headers, now)
-    features = {"http-error"} | ({"retry-after"} if after is not None else set())
+    features = {"http-error"}
+    if after is not None:
+        features.add("retry-after")
+        if not _header(headers, "retry-after").strip().isdigit():
+            features.add("retry-after-date")
     return ExpectedAttempt(
         number, "error", code, retry_after_ms=after, status=status, features=frozenset(features)
     )

@@ -1,37 +1,42 @@
-"""pytest plugin: every fixture case and catalogue invariant becomes one test item.
+"""pytest plugin: every case and each invariant it exercises becomes one test item.
 
-Registered for every environment that installs streamconform (``pytest11`` entry point), it
-stays inert unless an adapter is named, on the command line or in the ini file::
+Registered wherever streamconform is installed (``pytest11`` entry point), it stays inert
+unless an adapter is named, on the command line or in the ini file::
 
     pytest --conformance-adapter=mypkg.adapter:factory          # a Python adapter
     pytest --conformance-adapter-cmd="node adapter.js"           # a subprocess adapter
     [pytest] conformance_adapter = mypkg.adapter:factory         # ini (pytest.ini, pyproject)
 
-Inert means no items, no markers beyond ``conformance``, and no import of the suite.
+Inert means no items, no marker but ``conformance``, and no import of the suite.
 
-Items are ``conformance::<case-id>::<invariant-id>``, one per case and per invariant of the
-catalogue, marked ``conformance``, with the invariant's family (``G``, ``C``, ``T``…) and its
-level (``MUST``, ``SHOULD``, ``INFO``). Select them with ``-k`` / ``-m`` (``-k tool-late-id``,
-``-m "T and MUST"``, ``-m "not conformance"``); they have no file, so a node id cannot be
-given as a positional argument.
+Items are ``conformance::<case-id>::<invariant-id>``, marked ``conformance``, with the
+invariant's family (``G``, ``C``, ``T``…) and its level (``MUST``, ``SHOULD``, ``INFO``). Select
+them with ``-k`` / ``-m`` (``-k tool-late-id``, ``-m "T and MUST"``, ``-m "not conformance"``);
+they have no file, so a node id cannot be given as a positional argument.
+
+Collection runs no adapter: a case's items are the invariants its run is judged on when the
+adapter conforms, found by feeding the oracle's expected outcome, reported as a conforming
+adapter would, to every checker. A deviating adapter can exercise fewer (those items skip) or
+more (each such verdict gets an item of its own, added next to its case's items when the suite
+has run; under pytest-xdist it is only in ``conformance_result``).
 
 The suite runs once per session, after collection and before the first test, over the cases
-that kept at least one item through ``-k`` / ``-m`` / ``--deselect``; ``--collect-only`` runs
-nothing. Each item then reports its case's verdict for its invariant:
+that kept an item through ``-k`` / ``-m`` / ``--deselect``; ``--collect-only`` runs nothing.
+Each item then reports its case's verdict for its invariant:
 
 ==============  ===========================================================================
 pass            passed
 fail            failed: the invariant, the reason, expected vs observed, a replay command
 non-strict      xfailed (tolerated; ``-rx`` lists the reasons); failed with
-                ``--conformance-strict`` (or ``--runxfail``)
+                ``--conformance-strict`` (and, as any xfail, with ``--runxfail``)
 info            passed, the observation in a "conformance" report section (``-rP``)
 n/a             skipped with the reason (the adapter does not declare a capability)
-(no verdict)    skipped: the case does not exercise the invariant
+(no verdict)    skipped: this run did not exercise the invariant
 ==============  ===========================================================================
 
-Every judged item records ``conformance_verdict`` and ``conformance_reason`` as user
-properties (``--junitxml`` writes them). An adapter that cannot be loaded is a usage error.
-The session-scoped fixture ``conformance_result`` gives the :class:`RunResult` of the run.
+Judged items record ``conformance_verdict`` and ``conformance_reason`` as user properties
+(``--junitxml`` writes them). An adapter that cannot be started is a usage error. The
+session-scoped fixture ``conformance_result`` gives the :class:`RunResult` of the run.
 """
 
 from __future__ import annotations
@@ -55,13 +60,17 @@ if TYPE_CHECKING:
     from fakeprovider.scenario import Scenario
 
     from .adapters.base import AdapterSession
+    from .events import Block, Event
+    from .evidence import Evidence
+    from .invariants import Invariant
     from .options import RunOptions
+    from .oracle import ExpectedAttempt
     from .results import CaseResult, InvariantVerdict, RunResult
 
 Transport = Literal["loopback", "in-process"]
 TRANSPORTS: Final[tuple[Transport, ...]] = ("loopback", "in-process")
 ROOT_NAME: Final = "conformance"  # the first part of every item's node id
-NOT_EXERCISED: Final = "not exercised by this case"
+NOT_EXERCISED: Final = "not exercised in this run"
 MAX_EVENT_LINES: Final = 40  # observed events quoted in a failure
 MAX_LINE_CHARS: Final = 240
 STDERR_LINES: Final = 20
@@ -86,6 +95,11 @@ class Settings:
     @property
     def adapter_label(self) -> str:
         return self.adapter or self.adapter_cmd or ""
+
+    def options(self) -> RunOptions:
+        from .options import RunOptions
+
+        return RunOptions(strict=self.strict, transport=self.transport)
 
     def replay(self, case: str) -> str:
         """The ``conformance run`` command that replays one case outside pytest."""
@@ -189,7 +203,7 @@ def _transport(config: pytest.Config) -> Transport:
     return value
 
 
-# --- session state -----------------------------------------------------------------------
+# --- the session's run -------------------------------------------------------------------
 
 
 class Suite:
@@ -228,19 +242,18 @@ class Suite:
         return found
 
     def _run(self, session: pytest.Session) -> RunResult:
-        from .options import RunOptions
-
-        chosen = set(selected_cases(session))
+        chosen = {item.case for item in selected_items(session)}
         scenarios = [s for s in self.scenarios() if not chosen or s.id in chosen]
-        options = RunOptions(strict=self.settings.strict, transport=self.settings.transport)
+        options = self.settings.options()
         return run_in_thread(lambda: _drive(self.settings, scenarios, options))
 
 
 _SUITE: Final = pytest.StashKey[Suite]()
 
 
-def _suite(config: pytest.Config) -> Suite | None:
-    return config.stash.get(_SUITE, None)
+def _suite(config: pytest.Config) -> Suite:
+    """The active session's suite (only active sessions have conformance nodes)."""
+    return config.stash[_SUITE]
 
 
 def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
@@ -277,7 +290,7 @@ async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
         return await _open_session(settings.adapter, settings.adapter_cmd, options)
     except click.ClickException as error:
         raise SuiteUnavailable(error.format_message()) from None
-    except Exception as error:  # the adapter's factory or start-up raised
+    except Exception as error:  # the adapter's factory raised
         raise SuiteUnavailable(
             f"adapter {settings.adapter_label} could not be started: "
             f"{type(error).__name__}: {error}"
@@ -287,7 +300,7 @@ async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
 def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     """Run a coroutine to completion on a fresh event loop in a daemon thread.
 
-    The caller's thread may already run a loop (an async test framework), and a stuck
+    The calling thread may run a loop of its own (an async test framework), and a stuck
     adapter must not keep the interpreter alive after an interrupt.
     """
     future: concurrent.futures.Future[_T] = concurrent.futures.Future()
@@ -302,10 +315,85 @@ def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     return future.result()
 
 
-def selected_cases(session: pytest.Session) -> list[str]:
-    """Case ids with at least one item left after deselection, in collection order."""
-    items = (item for item in session.items if isinstance(item, ConformanceItem))
-    return list(dict.fromkeys(item.case for item in items))
+def selected_items(session: pytest.Session) -> list[ConformanceItem]:
+    """The conformance items left after deselection, in run order."""
+    return [item for item in session.items if isinstance(item, ConformanceItem)]
+
+
+# --- which invariants a case exercises ---------------------------------------------------
+
+
+def predicted_invariants(scenario: Scenario, options: RunOptions) -> list[str]:
+    """The invariants a conforming adapter with every capability is judged on for a case.
+
+    A checker that cannot read the conforming evidence counts as exercised (the run decides).
+    """
+    from .invariants import CATALOGUE
+
+    try:
+        evidence = conforming_evidence(scenario, options)
+    except Exception:  # the oracle cannot state an outcome: let the run decide
+        return list(CATALOGUE)
+    return [invariant.id for invariant in CATALOGUE.values() if _exercised(invariant, evidence)]
+
+
+def _exercised(invariant: Invariant, evidence: Evidence) -> bool:
+    try:
+        return invariant.check(evidence) is not None
+    except Exception:
+        return True
+
+
+def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
+    """The oracle's expected outcome, as the events a conforming adapter reports."""
+    from .events import Capabilities, End
+    from .evidence import Evidence
+    from .oracle import expected_outcome
+
+    expected = expected_outcome(scenario, options.policy)
+    events: list[Event] = []
+    for attempt in expected.attempts:
+        events += _conforming_attempt(attempt, last=attempt is expected.final)
+    every = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
+    return Evidence(
+        scenario=scenario,
+        expected=expected,
+        events=(*events, End()),
+        capabilities=every,
+        policy=options.policy,
+        idle_timeout_s=options.idle_timeout_s,
+    )
+
+
+def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
+    from .events import BlockEnd, BlockStart, Finish, Retry
+
+    events: list[Event] = []
+    for index, block in enumerate(attempt.blocks):
+        events += [BlockStart(index=index, block_type=block.type), _delta(index, block)]
+        if attempt.success:  # a failed attempt leaves its blocks open
+            events.append(BlockEnd(index=index, block=block))
+    if attempt.usage is not None:
+        events.append(attempt.usage)
+    events.append(Finish.model_validate({"reason": attempt.reason, "code": attempt.code}))
+    if not last:
+        events.append(Retry(attempt=attempt.number, code=attempt.code or "", delay_ms=0))
+    return events
+
+
+def _delta(index: int, block: Block) -> Event:
+    from .events import ReasoningBlock, ReasoningDelta, TextDelta, ToolCallBlock, ToolCallDelta
+
+    if isinstance(block, ToolCallBlock):
+        return ToolCallDelta(
+            index=index,
+            id=block.id or None,
+            name=block.name or None,
+            arguments_delta=block.arguments,
+        )
+    if isinstance(block, ReasoningBlock):
+        return ReasoningDelta(index=index, text=block.text)
+    return TextDelta(index=index, text=block.text)
 
 
 # --- hooks -------------------------------------------------------------------------------
@@ -328,10 +416,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    suite = _suite(config)
-    if suite is None:
+    if _SUITE not in config.stash:
         return None
-    settings = suite.settings
+    settings = _suite(config).settings
     fixtures = ", ".join(map(str, settings.fixtures)) or "bundled corpus"
     strict = ", strict" if settings.strict else ""
     return (
@@ -344,22 +431,27 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Result[Any], None]:
     """Hang the ``conformance`` collector under the session, beside the user's tests."""
     outcome = yield
-    if not isinstance(collector, pytest.Session) or _suite(collector.config) is None:
+    if not isinstance(collector, pytest.Session) or _SUITE not in collector.config.stash:
         return
     report = outcome.get_result()
     if isinstance(report, pytest.CollectReport) and report.passed:
-        report.result.append(SuiteCollector.from_parent(collector, name=ROOT_NAME))
+        suite = SuiteCollector.from_parent(collector, name=ROOT_NAME, nodeid=ROOT_NAME)
+        report.result.append(suite)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
     """Run the suite before the first test, so no single item carries its duration."""
+    if _SUITE not in session.config.stash or not _will_run_tests(session):
+        return
     suite = _suite(session.config)
-    if suite is None or suite.has_run or not _will_run_tests(session):
+    if suite.has_run or not selected_items(session):
         return
-    if not selected_cases(session):
-        return
-    _run_eagerly(session, suite)
+    say = _announcer(session.config)
+    result = _run_announced(session, suite, say)
+    added = add_unpredicted_items(session, result)
+    if added:
+        say(f"streamconform: verdicts beyond the predicted items: {', '.join(added)}")
 
 
 def _will_run_tests(session: pytest.Session) -> bool:
@@ -369,9 +461,8 @@ def _will_run_tests(session: pytest.Session) -> bool:
     return not (session.testsfailed and not option.continue_on_collection_errors)
 
 
-def _run_eagerly(session: pytest.Session, suite: Suite) -> None:
-    say = _announcer(session.config)
-    cases = len(selected_cases(session))
+def _run_announced(session: pytest.Session, suite: Suite, say: Callable[[str], None]) -> RunResult:
+    cases = len({item.case for item in selected_items(session)})
     say(f"streamconform: running {cases} case(s) against {suite.settings.adapter_label}")
     begun = time.monotonic()
     try:
@@ -380,6 +471,29 @@ def _run_eagerly(session: pytest.Session, suite: Suite) -> None:
         raise pytest.UsageError(f"streamconform: {error}") from None
     totals = ", ".join(f"{n} {verdict}" for verdict, n in result.counts().items() if n)
     say(f"streamconform: {totals} in {time.monotonic() - begun:.1f}s")
+    return result
+
+
+def add_unpredicted_items(session: pytest.Session, result: RunResult) -> list[str]:
+    """Give each verdict that has no item (the adapter took another path) an item of its own.
+
+    It goes right after the last selected item of its case; returns the new node ids.
+    """
+    added: list[str] = []
+    for case in result.cases:
+        mine = [i for i, item in enumerate(session.items) if _is_item_of(item, case.case)]
+        parent = session.items[mine[-1]].parent if mine else None
+        if not isinstance(parent, CaseCollector):
+            continue
+        extra = [ConformanceItem.make(parent, name) for name in parent.unpredicted(case)]
+        session.items[mine[-1] + 1 : mine[-1] + 1] = extra
+        added += [item.nodeid for item in extra]
+    session.testscollected += len(added)
+    return added
+
+
+def _is_item_of(item: pytest.Item, case: str) -> bool:
+    return isinstance(item, ConformanceItem) and item.case == case
 
 
 def _announcer(config: pytest.Config) -> Callable[[str], None]:
@@ -396,11 +510,10 @@ def conformance_result(request: pytest.FixtureRequest) -> RunResult:
     It covers the cases of the selected conformance items, or every case when none is
     selected. Skips when no adapter is configured.
     """
-    suite = _suite(request.config)
-    if suite is None:
+    if _SUITE not in request.config.stash:
         pytest.skip("streamconform: no --conformance-adapter or --conformance-adapter-cmd")
     try:
-        return suite.result(request.session)
+        return _suite(request.config).result(request.session)
     except SuiteUnavailable as error:
         pytest.fail(f"streamconform: {error}", pytrace=False)
 
@@ -412,28 +525,28 @@ class SuiteCollector(pytest.Collector):
     """``conformance``: one child per fixture case."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        suite = _suite(self.config)
-        assert suite is not None
         try:
-            scenarios = suite.scenarios()
+            scenarios = _suite(self.config).scenarios()
         except SuiteUnavailable as error:
             raise self.CollectError(f"streamconform: {error}") from None
-        return [CaseCollector.from_parent(self, name=scenario.id) for scenario in scenarios]
+        return [CaseCollector.from_parent(self, name=s.id, scenario=s) for s in scenarios]
 
 
 class CaseCollector(pytest.Collector):
-    """``conformance::<case>``: one item per invariant of the catalogue."""
+    """``conformance::<case>``: one item per invariant the case exercises."""
+
+    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.predicted: tuple[str, ...] = ()
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        from .invariants import CATALOGUE
+        options = _suite(self.config).settings.options()
+        self.predicted = tuple(predicted_invariants(self.scenario, options))
+        return [ConformanceItem.make(self, name) for name in self.predicted]
 
-        items = []
-        for invariant in CATALOGUE.values():
-            item = ConformanceItem.from_parent(self, name=invariant.id, case=self.name)
-            for marker in (ROOT_NAME, invariant.family, invariant.level):
-                item.add_marker(marker)
-            items.append(item)
-        return items
+    def unpredicted(self, case: CaseResult) -> list[str]:
+        return [name for name in case.verdicts if name not in self.predicted]
 
 
 class ConformanceItem(pytest.Item):
@@ -445,11 +558,20 @@ class ConformanceItem(pytest.Item):
         self.invariant = self.name
         self._case_result: CaseResult | None = None
 
+    @classmethod
+    def make(cls, parent: CaseCollector, invariant_id: str) -> ConformanceItem:
+        from .invariants import CATALOGUE
+
+        item = cls.from_parent(parent, name=invariant_id, case=parent.name)
+        invariant = CATALOGUE.get(invariant_id)
+        markers = (invariant.family, invariant.level) if invariant else ()
+        for marker in (ROOT_NAME, *markers):
+            item.add_marker(marker)
+        return item
+
     def setup(self) -> None:
-        suite = _suite(self.config)
-        assert suite is not None
         try:
-            self._case_result = suite.case_result(self.session, self.case)
+            self._case_result = _suite(self.config).case_result(self.session, self.case)
         except SuiteUnavailable as error:
             pytest.fail(f"streamconform: {error}", pytrace=False)
 
@@ -462,14 +584,12 @@ class ConformanceItem(pytest.Item):
             ("conformance_verdict", verdict.verdict),
             ("conformance_reason", verdict.reason),
         ]
-        self._conclude(verdict)
+        self._conclude(self._case_result, verdict)
 
-    def _conclude(self, verdict: InvariantVerdict) -> None:
+    def _conclude(self, case: CaseResult, verdict: InvariantVerdict) -> None:
         if verdict.verdict == "fail":
-            suite = _suite(self.config)
-            assert suite is not None and self._case_result is not None
-            text = failure_text(suite.settings, self._case_result, self.invariant, verdict)
-            pytest.fail(text, pytrace=False)
+            settings = _suite(self.config).settings
+            pytest.fail(failure_text(settings, case, self.invariant, verdict), pytrace=False)
         if verdict.verdict == "non-strict":
             pytest.xfail(f"non-strict: {verdict.reason} (--conformance-strict fails it)")
         if verdict.verdict == "n/a":

@@ -12,7 +12,7 @@ import asyncio
 import importlib
 import inspect
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,7 +57,9 @@ class PythonAdapter(Protocol):
 
     hello: Hello
 
-    def run(self, case: RunCase) -> Iterable[Event] | AsyncIterator[Event]: ...
+    def run(
+        self, case: RunCase
+    ) -> Iterable[Event | Mapping[str, Any]] | AsyncIterator[Event | Mapping[str, Any]]: ...
 
 
 class AdapterLoadError(Exception):

@@ -11,8 +11,10 @@ ADAPTER = "harness: DeepSeek adapter HTTP handling (llm-deepseek/src/adapter.ts)
 # A stalled attempt may take the idle timeout plus this much before the adapter gives up:
 # generous, because a loaded 2-core CI machine schedules late.
 STALL_GRACE_S = 2.0
-# Retry-After given as an HTTP date is rounded to whole seconds by the header format.
+# Retry-After given as an HTTP date is rounded to whole seconds by the header format and
+# read against the adapter's clock; delta-seconds must be honoured exactly.
 RETRY_AFTER_DATE_TOLERANCE_MS = 1000.0
+RETRY_AFTER_SECONDS_TOLERANCE_MS = 1.0
 
 
 @invariant(
@@ -41,7 +43,9 @@ def check_retry_after_read(evidence: Evidence) -> Judgement | None:
         assert wanted.retry_after_ms is not None
         if retry is None:
             return held("not retried")  # whether it should have been is R's business
-        if abs(retry.delay_ms - wanted.retry_after_ms) > RETRY_AFTER_DATE_TOLERANCE_MS:
+        dated = "retry-after-date" in wanted.features
+        tolerance = RETRY_AFTER_DATE_TOLERANCE_MS if dated else RETRY_AFTER_SECONDS_TOLERANCE_MS
+        if abs(retry.delay_ms - wanted.retry_after_ms) > tolerance:
             return weaker(
                 f"retry after {retry.delay_ms} ms, Retry-After said {wanted.retry_after_ms} ms"
             )

@@ -59,6 +59,16 @@ def _any_defined_identity(choice: ChoicePart, delta: dict[str, Any]) -> ChoicePa
 # --- T: tool-call identity ----------------------------------------------------------------
 
 
+def _assign_identity(
+    block: OpenBlock, part: ToolCallPart, combine: Callable[[str | None, str], str]
+) -> None:
+    """Every id or name the part carries updates the block (the reference sets them once)."""
+    if part.call_id is not None:
+        block.call_id = combine(block.call_id, part.call_id)
+    if part.name is not None:
+        block.name = combine(block.name, part.name)
+
+
 class IdentityOnAnyDefinedValue(StreamTranslator):
     """`if "id" in entry: call.id = entry["id"] or ""`: the harness before the identity note.
 
@@ -69,20 +79,14 @@ class IdentityOnAnyDefinedValue(StreamTranslator):
         return _with_raw_deltas(super()._read_chunk(document), document, _any_defined_identity)
 
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
-        if part.call_id is not None:
-            block.call_id = part.call_id
-        if part.name is not None:
-            block.name = part.name
+        _assign_identity(block, part, lambda _, value: value)
 
 
 class IdentityConcatenated(StreamTranslator):
     """Identity accumulated like arguments: `call.name += delta.name`."""
 
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
-        if part.call_id is not None:
-            block.call_id = (block.call_id or "") + part.call_id
-        if part.name is not None:
-            block.name = (block.name or "") + part.name
+        _assign_identity(block, part, lambda current, value: (current or "") + value)
 
 
 class ArgumentsToLastCall(StreamTranslator):
@@ -239,14 +243,16 @@ class ReadsPastDone(StreamTranslator):
         return super().feed(payload)
 
     def eof(self) -> list[Event]:
-        return self._close() if self._done_seen else super().eof()
+        if self._done_seen and not self.finished:
+            return self._close()
+        return super().eof()
 
 
 class EofIsDone(StreamTranslator):
     """The end of the body is taken as the end of the response, [DONE] or not."""
 
     def eof(self) -> list[Event]:
-        return self._close()
+        return [] if self.finished else self._close()
 
 
 class MalformedPayloadSkipped(StreamTranslator):

@@ -1,0 +1,213 @@
+"""The kill table: every mutant run over the fixtures, and which invariants caught it.
+
+A mutant is *killed* when each of its target invariants fails in a case that completed:
+``fail``, or ``non-strict`` for a SHOULD invariant. A verdict of a case the runner had to
+cut off (``timeout``, ``crash``...) is the runner's, not the checker's, so it never counts
+as a kill; rows say when a target was breached only there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.markup import escape
+from rich.table import Table
+
+from fakeprovider.scenario import Scenario
+
+from .adapters.base import PythonAdapterSession, load_python_adapter
+from .adapters.mutants import MUTANTS, Mutant
+from .adapters.reference import ReferenceAdapter
+from .invariants import CATALOGUE, Verdict
+from .options import RunOptions
+from .results import CaseResult, RunResult
+from .runner import run_suite
+
+DEFAULT_CONCURRENCY = 8  # mutants run at once; cases mostly wait, so this costs little CPU
+
+
+@dataclass(frozen=True)
+class Breach:
+    """One failing (or non-strict) verdict of a mutant's run."""
+
+    invariant: str
+    case: str
+    verdict: Verdict
+    reason: str
+    completed: bool  # False: the runner cut the case off; the verdict is not the checker's
+
+    @property
+    def kills(self) -> bool:
+        """Counts as catching the bug: a MUST fails, a SHOULD fails or is non-strict."""
+        level = CATALOGUE[self.invariant].level if self.invariant in CATALOGUE else "MUST"
+        caught = self.verdict == "fail" or (self.verdict == "non-strict" and level == "SHOULD")
+        return self.completed and caught
+
+
+@dataclass(frozen=True)
+class KillRow:
+    """How one mutant fared."""
+
+    mutant: str
+    bug: str
+    targets: tuple[str, ...]
+    cases: tuple[str, ...]  # the cases it ran
+    breaches: tuple[Breach, ...]
+    timed_out: tuple[str, ...]  # cases that did not complete (timeout, crash, protocol error)
+    duration_s: float
+
+    @property
+    def killed_by(self) -> tuple[str, ...]:
+        """Target invariants that caught the mutant."""
+        caught = {breach.invariant for breach in self.breaches if breach.kills}
+        return tuple(target for target in self.targets if target in caught)
+
+    @property
+    def survived(self) -> tuple[str, ...]:
+        """Target invariants that did not catch it."""
+        return tuple(target for target in self.targets if target not in self.killed_by)
+
+    @property
+    def killed(self) -> bool:
+        return not self.survived
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """Every invariant with a fail or non-strict verdict, in catalogue order."""
+        breached = {breach.invariant for breach in self.breaches}
+        return tuple(sorted(breached, key=_catalogue_order))
+
+    @property
+    def timeout_only(self) -> tuple[str, ...]:
+        """Targets breached, but only in cases the runner cut off."""
+        cut = {breach.invariant for breach in self.breaches if not breach.completed}
+        return tuple(target for target in self.survived if target in cut)
+
+    def cases_killing(self, invariant: str) -> tuple[str, ...]:
+        return tuple(b.case for b in self.breaches if b.invariant == invariant and b.kills)
+
+
+def kill_table(
+    fixtures: Sequence[Scenario],
+    options: RunOptions,
+    *,
+    names: Iterable[str] | None = None,
+    focus: bool = False,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> list[KillRow]:
+    """Run every mutant (or those ``names``) over ``fixtures``; one row each, in registry order.
+
+    With ``focus``, the reference adapter runs first and each mutant then runs only the
+    cases that exercise one of its targets (the cases the reference got a verdict for).
+    """
+
+    async def run() -> list[KillRow]:
+        baseline = await run_reference(fixtures, options) if focus else None
+        return await run_mutants(
+            fixtures, options, names=names, baseline=baseline, concurrency=concurrency
+        )
+
+    return asyncio.run(run())
+
+
+async def run_reference(fixtures: Sequence[Scenario], options: RunOptions) -> RunResult:
+    """The reference adapter's run: the baseline every mutant is a variant of."""
+    return await run_suite(PythonAdapterSession(ReferenceAdapter()), fixtures, options)
+
+
+async def run_mutants(
+    fixtures: Sequence[Scenario],
+    options: RunOptions,
+    *,
+    names: Iterable[str] | None = None,
+    baseline: RunResult | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> list[KillRow]:
+    """The kill rows, mutants run concurrently; ``baseline`` focuses each on its targets.
+
+    Raises KeyError for a name that is not a mutant.
+    """
+    chosen = list(MUTANTS) if names is None else list(names)
+    mutants = [MUTANTS[name] for name in chosen]
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(mutant: Mutant) -> KillRow:
+        cases = fixtures if baseline is None else focus_cases(fixtures, baseline, mutant.targets)
+        async with limit:
+            return await run_mutant(mutant, cases, options)
+
+    return list(await asyncio.gather(*(one(mutant) for mutant in mutants)))
+
+
+def focus_cases(
+    fixtures: Sequence[Scenario], baseline: RunResult, targets: Iterable[str]
+) -> list[Scenario]:
+    """The fixtures whose case, in ``baseline``, was judged on any of ``targets``."""
+    wanted = set(targets)
+    judged = {case.case for case in baseline.cases if wanted & case.verdicts.keys()}
+    return [scenario for scenario in fixtures if scenario.id in judged]
+
+
+async def run_mutant(mutant: Mutant, fixtures: Sequence[Scenario], options: RunOptions) -> KillRow:
+    begun = time.monotonic()
+    # Loaded by name, exactly as `--adapter conformance.adapters.mutants:<name>` loads it.
+    session = load_python_adapter(mutant.target, options)
+    try:
+        result = await run_suite(
+            session, fixtures, options, invocation=f"--adapter {mutant.target}"
+        )
+    finally:
+        await session.close()
+    return KillRow(
+        mutant=mutant.name,
+        bug=mutant.bug,
+        targets=mutant.targets,
+        cases=tuple(case.case for case in result.cases),
+        breaches=tuple(breach for case in result.cases for breach in _breaches(case)),
+        timed_out=tuple(case.case for case in result.cases if case.status != "completed"),
+        duration_s=round(time.monotonic() - begun, 2),
+    )
+
+
+def _breaches(case: CaseResult) -> list[Breach]:
+    completed = case.status == "completed"
+    return [
+        Breach(invariant, case.case, verdict.verdict, verdict.reason, completed)
+        for invariant, verdict in case.verdicts.items()
+        if verdict.verdict in ("fail", "non-strict")
+    ]
+
+
+def _catalogue_order(invariant: str) -> int:
+    order = list(CATALOGUE)
+    return order.index(invariant) if invariant in order else len(order)
+
+
+def render_kill_table(rows: Sequence[KillRow]) -> Table:
+    """The kill table for a terminal: one row per mutant, its kills and what else failed."""
+    table = Table("mutant", "bug", "targets", "killed by", "also failed", "cases", title="mutants")
+    for row in rows:
+        status = "[green]killed[/]" if row.killed else "[bold red]survived[/]"
+        killed_by = [
+            f"{target} ({len(row.cases_killing(target))} cases)" for target in row.killed_by
+        ]
+        if row.survived:
+            killed_by.append(f"[red]missed: {', '.join(row.survived)}[/]")
+        if row.timeout_only:
+            killed_by.append(f"[yellow]only by timeout: {', '.join(row.timeout_only)}[/]")
+        others = [invariant for invariant in row.failed if invariant not in row.targets]
+        cut_off = f"\n[yellow]{len(row.timed_out)} cut off[/]" if row.timed_out else ""
+        table.add_row(
+            f"{row.mutant}\n{status}",
+            escape(row.bug),
+            ", ".join(row.targets),
+            "\n".join(killed_by),
+            ", ".join(others) or "·",
+            f"{len(row.cases)}{cut_off}",
+        )
+    killed = sum(row.killed for row in rows)
+    table.caption = f"{killed}/{len(rows)} mutants killed by their target invariants"
+    return table

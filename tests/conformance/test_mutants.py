@@ -1,0 +1,118 @@
+"""The honesty rule: every mutant is caught by each of its target invariants, and the
+reference adapter, over the same fixtures, by none."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from conformance.adapters.base import AdapterLoadError, load_python_adapter
+from conformance.adapters.mutants import MUTANTS, Mutant
+from conformance.adapters.mutants.decoders import LineFeedOnly
+from conformance.adapters.mutants.translators import EofIsDone
+from conformance.adapters.reference.sse import SSEDecoder
+from conformance.invariants import CATALOGUE
+from conformance.mutants import Breach, KillRow, render_kill_table, run_mutants, run_reference
+from conformance.options import RunOptions
+from conformance.results import RunResult
+from fakeprovider.fixtures import load_fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = load_fixtures([REPO / "fixtures"])
+# In process, and a short case deadline: no_idle_timeout waits for it on the stall fixture.
+OPTIONS = RunOptions(transport="in-process", timeout_s=5.0)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    reference: RunResult
+    rows: dict[str, KillRow]
+
+
+@pytest.fixture(scope="module")
+def outcome() -> Outcome:
+    async def run() -> Outcome:
+        reference = await run_reference(FIXTURES, OPTIONS)
+        # Each mutant runs only the cases that exercise its targets; all at once, since
+        # the cases mostly wait on the fake provider's clock.
+        rows = await run_mutants(FIXTURES, OPTIONS, baseline=reference, concurrency=len(MUTANTS))
+        return Outcome(reference, {row.mutant: row for row in rows})
+
+    return asyncio.run(run())
+
+
+def test_reference_passes_everything(outcome: Outcome) -> None:
+    problems = [
+        f"{case.case} {invariant}: {verdict.verdict} ({verdict.reason})"
+        for case in outcome.reference.cases
+        for invariant, verdict in case.verdicts.items()
+        if verdict.verdict in ("fail", "non-strict")
+    ]
+    assert not problems
+    assert {case.status for case in outcome.reference.cases} == {"completed"}
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant_is_killed_by_each_target(outcome: Outcome, name: str) -> None:
+    row = outcome.rows[name]
+    assert row.cases, f"{name}: no fixture exercises {row.targets}"
+    assert not row.timed_out, f"{name}: cases cut off by the runner: {row.timed_out}"
+    assert row.killed, f"{name} survived {row.survived}; failed instead: {row.failed}"
+
+
+def test_every_must_invariant_of_the_core_families_has_a_mutant() -> None:
+    targeted = {target for mutant in MUTANTS.values() for target in mutant.targets}
+    must = {
+        invariant.id
+        for invariant in CATALOGUE.values()
+        if invariant.family in ("G", "C", "T", "E", "S", "H") and invariant.level == "MUST"
+    }
+    assert must - targeted == set()
+
+
+def test_a_mutant_loads_by_name_like_any_adapter() -> None:
+    session = load_python_adapter("conformance.adapters.mutants:eof_is_done", OPTIONS)
+    assert session.hello.name == "streamconform-mutant-eof_is_done"
+    assert (
+        session.hello.capabilities
+        == load_python_adapter("conformance.adapters.reference:factory", OPTIONS).hello.capabilities
+    )
+    with pytest.raises(AdapterLoadError, match="no such mutant"):
+        load_python_adapter("conformance.adapters.mutants:no_such_bug", OPTIONS)
+
+
+def test_a_mutant_has_one_bug_and_known_targets() -> None:
+    with pytest.raises(ValueError, match="exactly one piece"):
+        Mutant("two_bugs", "two pieces", ("S5",), translator=EofIsDone, decoder=LineFeedOnly)
+    with pytest.raises(ValueError, match="exactly one piece"):
+        Mutant("no_bug", "nothing swapped", ("S5",), decoder=SSEDecoder)
+    with pytest.raises(ValueError, match="unknown or no target"):
+        Mutant("bad_target", "eof is done", ("Z9",), translator=EofIsDone)
+
+
+def test_kill_table_renders_every_mutant(outcome: Outcome) -> None:
+    console = Console(record=True, width=240)
+    console.print(render_kill_table(list(outcome.rows.values())))
+    text = console.export_text()
+    assert all(name in text for name in MUTANTS)
+    assert f"{len(MUTANTS)}/{len(MUTANTS)} mutants killed" in text
+
+
+def test_only_a_checker_verdict_of_a_completed_case_kills() -> None:
+    def row(*breaches: Breach) -> KillRow:
+        return KillRow("m", "bug", ("T1", "H1"), ("a", "b"), breaches, ("b",), 0.0)
+
+    assert row(
+        Breach("T1", "a", "fail", "", True), Breach("H1", "a", "non-strict", "", True)
+    ).killed
+    weaker_must = row(
+        Breach("T1", "a", "non-strict", "", True), Breach("H1", "a", "fail", "", True)
+    )
+    assert weaker_must.survived == ("T1",)
+    cut_off = row(Breach("T1", "b", "fail", "", False), Breach("H1", "a", "fail", "", True))
+    assert cut_off.survived == cut_off.timeout_only == ("T1",)
+    assert cut_off.failed == ("T1", "H1")
