@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import shlex
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,15 +17,15 @@ from rich.table import Table
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
-from .adapters.base import AdapterLoadError, AdapterSession, load_python_adapter
+from .adapters.base import AdapterLoadError, AdapterSession
+from .adapters.loading import adapter_invocation, open_session
 from .invariants import CATALOGUE, VERDICTS
 from .mutants import kill_table, render_kill_table
-from .options import DEFAULT_POLICY, RunOptions
+from .options import DEFAULT_POLICY, RunOptions, bundled_fixtures
 from .report import compare_baseline, format_baseline, render_matrix, write_reports
 from .results import CaseResult, RunResult
 from .runner import run_suite
 
-REFERENCE_ADAPTER = "conformance.adapters.reference:factory"
 _VERDICT_STYLE = {
     "pass": "green",
     "non-strict": "yellow",
@@ -33,11 +33,6 @@ _VERDICT_STYLE = {
     "n/a": "dim",
     "fail": "bold red",
 }
-
-
-def bundled_fixtures() -> Path:
-    """The repository's fixture corpus (next to the package in a checkout)."""
-    return Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @click.group()
@@ -153,27 +148,19 @@ async def _run(
                 scenarios,
                 options,
                 on_case=advance,
-                invocation=_invocation(target, command),
+                invocation=adapter_invocation(target, command),
             )
     finally:
         await session.close()
 
 
-def _invocation(target: str | None, command: str | None) -> str:
-    if command:
-        return f"--adapter-cmd {shlex.quote(command)}"
-    return f"--adapter {target or REFERENCE_ADAPTER}"
-
-
 async def _open_session(
     target: str | None, command: str | None, options: RunOptions
 ) -> AdapterSession:
+    if target and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a project-local adapter module, as pytest finds it
     try:
-        if command:
-            from .adapters.subprocess import SubprocessAdapterSession
-
-            return await SubprocessAdapterSession.start(command)
-        return load_python_adapter(target or REFERENCE_ADAPTER, options)
+        return await open_session(target, command, options)
     except AdapterLoadError as error:
         raise click.ClickException(str(error)) from None
 

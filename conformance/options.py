@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from .codes import DEFAULT_RETRYABLE_CODES
@@ -35,6 +36,12 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
         ("get_time", "Current time in a time zone", "tz"),
     )
 ]
+
+
+def bundled_fixtures() -> Path:
+    """The repository's fixture corpus (next to the package in a checkout or an editable
+    install; a wheel does not carry it, so pass --fixtures there)."""
+    return Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def default_request() -> dict[str, Any]:

@@ -72,7 +72,7 @@ TRANSPORTS: Final[tuple[Transport, ...]] = ("loopback", "in-process")
 ROOT_NAME: Final = "conformance"  # the first part of every item's node id
 NOT_EXERCISED: Final = "not exercised in this run"
 MAX_EVENT_LINES: Final = 40  # observed events quoted in a failure
-MAX_LINE_CHARS: Final = 240
+MAX_LINE_CHARS: Final = 500  # per quoted event or expected attempt
 STDERR_LINES: Final = 20
 
 _T = TypeVar("_T")
@@ -259,7 +259,7 @@ def _suite(config: pytest.Config) -> Suite:
 def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
     from fakeprovider.fixtures import FixtureError, load_fixtures
 
-    from .cli import bundled_fixtures
+    from .options import bundled_fixtures
 
     roots = paths or (bundled_fixtures(),)
     try:
@@ -272,24 +272,25 @@ def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
 
 
 async def _drive(settings: Settings, scenarios: list[Scenario], options: RunOptions) -> RunResult:
+    from .adapters.loading import adapter_invocation
     from .runner import run_suite
 
     session = await _open(settings, options)
     try:
-        return await run_suite(session, scenarios, options)
+        invocation = adapter_invocation(settings.adapter, settings.adapter_cmd)
+        return await run_suite(session, scenarios, options, invocation=invocation)
     finally:
         await session.close()
 
 
 async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
-    import click
-
-    from .cli import _open_session
+    from .adapters.base import AdapterLoadError
+    from .adapters.loading import open_session
 
     try:
-        return await _open_session(settings.adapter, settings.adapter_cmd, options)
-    except click.ClickException as error:
-        raise SuiteUnavailable(error.format_message()) from None
+        return await open_session(settings.adapter, settings.adapter_cmd, options)
+    except AdapterLoadError as error:
+        raise SuiteUnavailable(str(error)) from None
     except Exception as error:  # the adapter's factory raised
         raise SuiteUnavailable(
             f"adapter {settings.adapter_label} could not be started: "
@@ -620,7 +621,8 @@ def failure_text(
     lines += [f"  case status: {status}", "  expected:"]
     lines += [f"    {_compact(attempt)}" for attempt in case.expected.get("attempts", [])]
     lines.append(f"  observed ({len(case.events)} events):")
-    lines += [f"    {_compact(event)}" for event in case.events[:MAX_EVENT_LINES]]
+    for event in case.events[:MAX_EVENT_LINES]:
+        lines.append(f"    {_compact({k: v for k, v in event.items() if k != 'case'})}")
     if len(case.events) > MAX_EVENT_LINES:
         lines.append(f"    … {len(case.events) - MAX_EVENT_LINES} more")
     if case.stderr.strip():

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.subprocess import SubprocessAdapterSession
-from conformance.cli import bundled_fixtures
-from conformance.options import RunOptions
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
 from conformance.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
