@@ -44,14 +44,16 @@ def test_run_fails_on_a_failing_adapter_and_names_the_invariant(tmp_path: Path) 
 
 def test_baseline_fails_only_on_verdicts_that_got_worse(tmp_path: Path) -> None:
     bad, good = tmp_path / "bad.json", tmp_path / "good.json"
-    invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--json", str(bad))
-    invoke("run", "-k", "tool-late-id", "--json", str(good))
-    same = invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--baseline", str(bad))
+    mutant = ("--adapter", "conformance.adapters.mutants:identity_any_defined", "-k", "tool-cont")
+    assert invoke("run", *mutant, "--json", str(bad)).exit_code == 1
+    assert invoke("run", "-k", "tool-cont", "--json", str(good)).exit_code == 0
+    same = invoke("run", *mutant, "--baseline", str(bad))
     assert same.exit_code == 0, same.output
     assert "0 new failure(s)" in same.output
-    worse = invoke("run", "--adapter-cmd", HOSTILE, "-k", "tool-late-id", "--baseline", str(good))
+    worse = invoke("run", *mutant, "--baseline", str(good))
     assert worse.exit_code == 1
     assert "New failures (verdict got worse):" in worse.output
+    assert "T1 tool-cont-null-id-name: pass -> fail" in worse.output
 
 
 def test_report_renders_one_result_or_a_matrix(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,4 +167,50 @@ def test_screenshot(browser: Browser, report_url: str) -> None:
     page.screenshot(path=SCREENSHOTS / "report-top.png")
     page.screenshot(path=SCREENSHOTS / "report-full.png", full_page=True)
     assert (SCREENSHOTS / "report-full.png").stat().st_size > 10_000
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def mutant_report_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real run: the mutant that lets a null continuation erase a call's identity."""
+    out = tmp_path_factory.mktemp("mutant")
+    # A subprocess: Playwright's sync API owns this thread's event loop.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "run",
+            "--adapter",
+            "conformance.adapters.mutants:identity_any_defined",
+            "-k",
+            "tool-cont-null-id-name",
+            "--report",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr  # the mutant fails: the point
+    return (out / "index.html").as_uri()
+
+
+def test_mutant_report_shows_summary_table_and_the_failing_case(
+    browser: Browser, mutant_report_url: str
+) -> None:
+    page, watch = open_report(browser, mutant_report_url)
+    assert page.get_by_text("NOT CONFORMANT").is_visible()
+    assert page.locator("#inv-T1").is_visible()
+    case = page.locator("#case-tool-cont-null-id-name")
+    assert case.is_visible()
+    for heading in ("Wire transcript", "Expected vs observed", "Reproduce"):
+        assert case.get_by_text(heading, exact=True).is_visible()
+    text = case.inner_text()
+    assert "T1" in text and '"id":null' in text
+    assert "conformance run --fixtures repro/tool-cont-null-id-name.yaml" in text
+    assert watch.console_errors == [] and watch.page_errors == []
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    case.screenshot(path=SCREENSHOTS / "mutant-case.png")
     page.context.close()

@@ -1,0 +1,5 @@
+"""``python -m conformance`` is the ``conformance`` command."""
+
+from .cli import main
+
+main()

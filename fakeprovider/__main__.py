@@ -1,0 +1,5 @@
+"""``python -m fakeprovider`` is the ``fakeprovider`` command."""
+
+from .cli import main
+
+main()
