@@ -35,6 +35,15 @@ _VERDICT_STYLE = {
 }
 
 
+fixtures_option = click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Fixture file or directory (repeatable); default: the bundled corpus.",
+)
+
+
 @click.group()
 @click.version_option(package_name="streamconform")
 def main() -> None:
@@ -44,13 +53,7 @@ def main() -> None:
 @main.command()
 @click.option("--adapter", "adapter_target", help="Python adapter: module:factory.")
 @click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol).")
-@click.option(
-    "--fixtures",
-    "fixture_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Fixture file or directory (repeatable); default: the bundled corpus.",
-)
+@fixtures_option
 @click.option("-k", "select", default=None, help="Only cases whose id contains this text.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write results JSON.")
 @click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write reports.")
@@ -226,13 +229,7 @@ def _slug(text: str) -> str:
 
 
 @main.command()
-@click.option(
-    "--fixtures",
-    "fixture_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Fixture file or directory (repeatable); default: the bundled corpus.",
-)
+@fixtures_option
 @click.option("--mutant", "names", multiple=True, help="Only these mutants (repeatable).")
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds per case.")
 def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float) -> None:

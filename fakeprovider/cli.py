@@ -12,17 +12,9 @@ import click
 
 from .fixtures import FixtureError, load_fixture, load_fixtures
 from .registry import ScenarioRegistry
-from .scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
+from .scenario import Scenario, StreamAttempt
 from .server import FakeProviderServer
-from .wire import (
-    EncodeError,
-    encode_head,
-    encode_stream,
-    error_body,
-    error_headers,
-    escape_bytes,
-    stream_headers,
-)
+from .wire import EncodeError, attempt_transcript, encode_stream, escape_bytes
 
 
 @click.group()
@@ -81,31 +73,21 @@ def show(fixture: Path, number: int | None, raw: bool) -> None:
 
 
 def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
-    attempt = scenario.attempt(number)
+    lines = attempt_transcript(scenario.attempt(number))
     if raw:
-        if isinstance(attempt, StreamAttempt):
-            sys.stdout.buffer.write(encode_stream(attempt.stream).body)
-        elif isinstance(attempt, ErrorAttempt):
-            sys.stdout.buffer.write(error_body(attempt.error))
+        body = [line.data for line in lines if line.label not in ("head", "end")]
+        sys.stdout.buffer.write(b"".join(body))
         sys.stdout.buffer.flush()
         return
     click.echo(f"# attempt {number}")
-    if isinstance(attempt, FaultAttempt):
-        click.echo(f"<{attempt.fault} before any response byte>")
-    elif isinstance(attempt, ErrorAttempt):
-        body = error_body(attempt.error)
-        head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
-        click.echo(f"head  {escape_bytes(head)}")
-        click.echo(f"body  {escape_bytes(body)}")
-    else:
-        response = attempt.stream
-        click.echo(f"head  {escape_bytes(encode_head(response.status, stream_headers(response)))}")
-        plan = encode_stream(response)
-        for index, write in enumerate(plan.writes, 1):
-            delay = f" after {write.delay_ms:g} ms" if write.delay_ms else ""
-            click.echo(f"write {index}{delay}  {escape_bytes(write.data)}")
-        delay = f" after {plan.final_delay_ms:g} ms" if plan.final_delay_ms else ""
-        click.echo(f"<{plan.ending}{delay}>")
+    for line in lines:
+        delay = f" after {line.delay_ms:g} ms" if line.delay_ms else ""
+        if line.label == "end":
+            click.echo(f"<{line.ending}{delay}>")
+        elif line.label in ("head", "body"):
+            click.echo(f"{line.label}  {escape_bytes(line.data)}")
+        else:
+            click.echo(f"write {line.label}{delay}  {escape_bytes(line.data)}")
 
 
 @main.command()

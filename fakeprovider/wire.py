@@ -21,7 +21,9 @@ from .scenario import (
     DisconnectStep,
     DoneStep,
     EndStep,
+    ErrorAttempt,
     ErrorResponse,
+    FaultAttempt,
     FieldStep,
     Framing,
     LiteralStep,
@@ -30,6 +32,7 @@ from .scenario import (
     ResetStep,
     StallStep,
     Step,
+    StreamAttempt,
     StreamResponse,
 )
 
@@ -248,6 +251,34 @@ def frame_chunk(data: bytes) -> bytes:
 
 
 LAST_CHUNK = b"0\r\n\r\n"
+
+
+@dataclass(frozen=True)
+class TranscriptLine:
+    """One line of an attempt's wire transcript: the head, a body write, or how it ends."""
+
+    label: str  # "head", "body", "1", "2", …, or "end"
+    data: bytes = b""
+    delay_ms: float = 0.0
+    ending: str = ""  # on the "end" line: close, reset, stall, disconnect, or a fault
+
+
+def attempt_transcript(
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt,
+) -> list[TranscriptLine]:
+    """What the provider sends for an attempt, write by write; raises EncodeError."""
+    if isinstance(attempt, FaultAttempt):
+        return [TranscriptLine("end", ending=f"{attempt.fault} before any response byte")]
+    if isinstance(attempt, ErrorAttempt):
+        body = error_body(attempt.error)
+        head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
+        return [TranscriptLine("head", head), TranscriptLine("body", body)]
+    response = attempt.stream
+    plan = encode_stream(response)
+    lines = [TranscriptLine("head", encode_head(response.status, stream_headers(response)))]
+    lines += [TranscriptLine(str(n), w.data, w.delay_ms) for n, w in enumerate(plan.writes, 1)]
+    lines.append(TranscriptLine("end", delay_ms=plan.final_delay_ms, ending=plan.ending))
+    return lines
 
 
 def escape_bytes(data: bytes) -> str:

@@ -19,16 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
-from fakeprovider.wire import (
-    EncodeError,
-    WirePlan,
-    encode_head,
-    encode_stream,
-    error_body,
-    error_headers,
-    escape_bytes,
-    stream_headers,
-)
+from fakeprovider.wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
 
 from ..options import default_request
 from ..results import CaseResult
@@ -109,36 +100,32 @@ def transcript(scenario: Scenario) -> tuple[AttemptTranscript, ...]:
 
 def _attempt_transcript(scenario: Scenario, number: int) -> AttemptTranscript:
     attempt = scenario.attempt(number)
-    if isinstance(attempt, FaultAttempt):
-        ending = WireRow("end", (Segment(f"<{attempt.fault} before any response byte>"),))
-        return AttemptTranscript(number, f"fault: {attempt.fault}", (ending,))
-    if isinstance(attempt, ErrorAttempt):
-        body = error_body(attempt.error)
-        head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
-        rows = (_row("head", head), _row("body", body))
-        return AttemptTranscript(number, f"HTTP {attempt.error.status} error response", rows)
-    return _stream_transcript(number, attempt)
-
-
-def _stream_transcript(number: int, attempt: StreamAttempt) -> AttemptTranscript:
-    response = attempt.stream
-    head = _row("head", encode_head(response.status, stream_headers(response)))
     try:
-        plan = encode_stream(response)
+        lines = attempt_transcript(attempt)
     except EncodeError as error:
         problem = WireRow("error", (Segment(f"<cannot encode: {error}>"),))
-        return AttemptTranscript(number, f"stream, HTTP {response.status}", (head, problem))
-    rows = [head]
-    rows += [_row(str(n), w.data, w.delay_ms) for n, w in enumerate(plan.writes, 1)]
-    rows.append(WireRow("end", (Segment(f"<{plan.ending}>"),), delay_ms=plan.final_delay_ms))
-    return AttemptTranscript(number, _stream_summary(response.status, plan), tuple(rows))
+        return AttemptTranscript(number, "stream that cannot be encoded", (problem,))
+    rows = tuple(
+        WireRow("end", (Segment(f"<{line.ending}>"),), delay_ms=line.delay_ms)
+        if line.label == "end"
+        else _row(line.label, line.data, line.delay_ms)
+        for line in lines
+    )
+    return AttemptTranscript(number, _summary(attempt, lines), rows)
 
 
-def _stream_summary(status: int, plan: WirePlan) -> str:
-    writes = len(plan.writes)
+def _summary(
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt, lines: list[TranscriptLine]
+) -> str:
+    if isinstance(attempt, FaultAttempt):
+        return f"fault: {attempt.fault}"
+    if isinstance(attempt, ErrorAttempt):
+        return f"HTTP {attempt.error.status} error response"
+    writes = [line for line in lines if line.label not in ("head", "end")]
+    size = sum(len(line.data) for line in writes)
     return (
-        f"stream, HTTP {status}, {len(plan.body)} bytes in {writes} "
-        f"write{'s' if writes != 1 else ''}, then {plan.ending}"
+        f"stream, HTTP {attempt.stream.status}, {size} bytes in {len(writes)} "
+        f"write{'s' if len(writes) != 1 else ''}, then {lines[-1].ending}"
     )
 
 
