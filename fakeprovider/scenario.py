@@ -249,6 +249,10 @@ def _valid_headers(headers: dict[str, str]) -> dict[str, str]:
             raise ValueError(f"invalid header name {name!r}")
         if "\r" in value or "\n" in value:
             raise ValueError(f"header {name!r} has a line break in its value")
+        try:
+            value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise ValueError(f"header {name!r} has a character HTTP/1.1 cannot carry") from None
     return headers
 
 

@@ -103,3 +103,9 @@ def test_directory_reports_every_problem_and_duplicate_ids(tmp_path: Path) -> No
     text = str(caught.value)
     assert "b.yaml: id: 'same' is already used by" in text
     assert "c.yaml:1: attempts: a scenario needs at least one attempt" in text
+
+
+def test_header_value_that_http_cannot_carry(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.yaml", 'attempts: [{error: {status: 500, headers: {x: "€"}}}]\n')
+    (problem,) = problems_of(path)
+    assert "header 'x' has a character HTTP/1.1 cannot carry" in problem
