@@ -11,6 +11,7 @@ from typing import Literal
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -19,11 +20,13 @@ from fakeprovider.scenario import Scenario
 
 from .adapters.base import AdapterLoadError, AdapterSession
 from .adapters.loading import adapter_invocation, open_session
+from .cli_generate import fuzz, generated_cases, replay
 from .invariants import CATALOGUE, VERDICTS
+from .matrix import matrix
 from .mutants import kill_table, render_kill_table
-from .options import DEFAULT_POLICY, RunOptions, bundled_fixtures
+from .options import DEFAULT_POLICY, RunOptions, bundled_fixtures, case_policy
 from .report import compare_baseline, format_baseline, render_matrix, write_reports
-from .results import CaseResult, RunResult
+from .results import CaseResult, RetryWait, RunResult
 from .runner import run_suite
 
 _VERDICT_STYLE = {
@@ -55,6 +58,12 @@ def main() -> None:
 @click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol).")
 @fixtures_option
 @click.option("-k", "select", default=None, help="Only cases whose id contains this text.")
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    help="Only fixtures of this provider profile, e.g. dashscope, ollama (repeatable).",
+)
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write results JSON.")
 @click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write reports.")
 @click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures.")
@@ -72,11 +81,19 @@ def main() -> None:
 )
 @click.option("--idle-timeout", default=1.0, show_default=True, help="Seconds without a byte.")
 @click.option("--timeout", default=15.0, show_default=True, help="Seconds per case.")
+@click.option(
+    "--generate",
+    default=0,
+    type=click.IntRange(min=0),
+    help="Add N generated cases (conformance.strategies); -k selects among them too.",
+)
+@click.option("--seed", type=int, help="Seed of the generated cases (default: random).")
 def run(
     adapter_target: str | None,
     adapter_cmd: str | None,
     fixture_paths: tuple[Path, ...],
     select: str | None,
+    profiles: tuple[str, ...],
     json_path: Path | None,
     report_dir: Path | None,
     strict: bool,
@@ -84,6 +101,8 @@ def run(
     transport: Literal["loopback", "in-process"],
     idle_timeout: float,
     timeout: float,
+    generate: int,
+    seed: int | None,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
@@ -91,7 +110,8 @@ def run(
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
-    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), select)
+    generated, seed = generated_cases(generate, seed) if generate else ([], seed)
+    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), select, profiles, generated)
     options = RunOptions(
         policy=DEFAULT_POLICY,
         idle_timeout_s=idle_timeout,
@@ -99,7 +119,14 @@ def run(
         strict=strict,
         transport=transport,
     )
+    for scenario in scenarios:  # a case's retry_policy must merge into the run's
+        try:
+            case_policy(options.policy, scenario)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
     result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
+    if generate:
+        result.options |= {"generated": generate, "seed": seed}
     console = Console()
     print_summary(console, result)
     if json_path is not None:
@@ -115,16 +142,27 @@ def run(
     sys.exit(1 if result.failed else 0)
 
 
-def _scenarios(paths: Sequence[Path], select: str | None) -> list[Scenario]:
+def _scenarios(
+    paths: Sequence[Path],
+    select: str | None,
+    profiles: Sequence[str] = (),
+    generated: Sequence[Scenario] = (),
+) -> list[Scenario]:
     try:
-        scenarios = load_fixtures(paths)
+        scenarios = [*load_fixtures(paths), *generated]
     except FixtureError as error:
         for problem in error.problems:
             click.echo(str(problem), err=True)
         sys.exit(2)
-    chosen = [s for s in scenarios if select is None or select in s.id]
+    chosen = [
+        s
+        for s in scenarios
+        if (select is None or select in s.id) and (not profiles or set(profiles) & set(s.profiles))
+    ]
     if not chosen:
-        raise click.UsageError("no case selected")
+        known = sorted({profile for s in scenarios for profile in s.profiles})
+        hint = f" (profiles in these fixtures: {', '.join(known)})" if profiles else ""
+        raise click.UsageError(f"no case selected{hint}")
     return chosen
 
 
@@ -177,6 +215,7 @@ def print_summary(console: Console, result: RunResult) -> None:
         cells = [f"[{_VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
         table.add_row(invariant_id, level, *cells)
     console.print(table)
+    _print_retries(console, result)
     failing = [case for case in result.cases if case.worst in ("fail", "non-strict")]
     for case in failing:
         for invariant_id, verdict in case.verdicts.items():
@@ -189,6 +228,30 @@ def print_summary(console: Console, result: RunResult) -> None:
                 )
     totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
     console.print(f"[bold]{'FAILED' if result.failed else 'OK'}[/]: {totals}")
+
+
+def _print_retries(console: Console, result: RunResult) -> None:
+    """Each case with retries: the requests the provider saw, and every wait it measured
+    beside the spec's bounds (before the R checkers' tolerances)."""
+    cases = [case for case in result.cases if case.retry is not None]
+    if not cases:
+        return
+    table = Table("case", "requests", "waits in ms: measured (expected)", title="retries")
+    for case in cases:
+        assert case.retry is not None
+        seen, expected = case.retry.attempts_seen, case.retry.attempts_expected
+        requests = str(seen) if seen == expected else f"{seen} (expected {expected})"
+        waits = ", ".join(_wait_cell(wait) for wait in case.retry.waits) or "·"
+        table.add_row(escape(case.case), requests, waits)
+    console.print(table)
+
+
+def _wait_cell(wait: RetryWait) -> str:
+    measured = "?" if wait.measured_ms is None else f"{wait.measured_ms:.0f}"
+    low, high = wait.expected_min_ms, wait.expected_max_ms
+    if low is None or high is None:
+        return measured
+    return f"{measured} ({low:.0f})" if low == high else f"{measured} ({low:.0f}-{high:.0f})"
 
 
 def _write_reports(console: Console, result: RunResult, out_dir: Path) -> None:
@@ -258,3 +321,14 @@ def list_invariants() -> None:
             invariant.source,
         )
     Console().print(table)
+
+
+from .gateway.cli import COMMANDS as _GATEWAY_COMMANDS  # noqa: E402  (gateway, lint)
+
+for _command in _GATEWAY_COMMANDS:
+    main.add_command(_command)
+
+
+main.add_command(matrix)
+main.add_command(fuzz)
+main.add_command(replay)

@@ -3,6 +3,8 @@ assembled outcome of each attempt, the provider's request log and the oracle's v
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,9 +23,10 @@ from .events import (
     TextBlock,
     Thrown,
     ToolCallBlock,
+    ToolCallDelta,
     Usage,
 )
-from .oracle import ExpectedAttempt, ExpectedOutcome
+from .oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
 
 CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
 
@@ -107,9 +110,12 @@ class Evidence:
     def scenario_attempt(self, number: int) -> ExpectedAttempt:
         if number <= len(self.expected.attempts):
             return self.expected.attempts[number - 1]
-        # The adapter retried more than a conforming one would; the provider still
-        # served attempt `number`, which the last expected attempt stands for.
-        return self.expected.attempts[-1]
+        # The adapter retried more than a conforming one would; the provider still served
+        # the scenario's attempt `number` (not necessarily the last expected one): read it
+        # afresh, dated by its request when the provider logged one.
+        record = next((r for r in self.requests if r.attempt == number), None)
+        now = record.received_at if record is not None else time.time()
+        return expected_attempt(self.scenario, number, now=now)
 
 
 def split_attempts(events: tuple[Event, ...]) -> tuple[ObservedAttempt, ...]:
@@ -139,6 +145,20 @@ def texts(
 
 def tool_calls(blocks: list[Block] | tuple[Block, ...]) -> list[ToolCallBlock]:
     return [b for b in blocks if isinstance(b, ToolCallBlock)]
+
+
+def streamed_calls(events: Iterable[Event]) -> list[ToolCallBlock]:
+    """Tool calls as their deltas announce them: identity as last known, arguments joined."""
+    calls: dict[int, ToolCallBlock] = {}
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            known = calls.get(event.index, ToolCallBlock(id="", name="", arguments=""))
+            calls[event.index] = ToolCallBlock(
+                id=event.id or known.id,
+                name=event.name or known.name,
+                arguments=known.arguments + event.arguments_delta,
+            )
+    return list(calls.values())
 
 
 def usage_difference(observed: Usage, expected: Usage) -> str | None:

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from fakeprovider.scenario import Scenario
+
 from .codes import DEFAULT_RETRYABLE_CODES
 from .events import RetryPolicy
 
@@ -36,6 +40,22 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
         ("get_time", "Current time in a time zone", "tz"),
     )
 ]
+
+
+def case_policy(policy: RetryPolicy, scenario: Scenario) -> RetryPolicy:
+    """The policy a case runs under: ``policy`` with the scenario's ``retry_policy`` fields.
+
+    Raises ValueError naming the scenario when the merge is not a valid policy (e.g. its
+    ``initial_delay_ms`` above the run's ``max_delay_ms``).
+    """
+    if scenario.retry_policy is None:
+        return policy
+    overrides = scenario.retry_policy.model_dump(exclude_none=True)
+    try:
+        return RetryPolicy.model_validate(policy.model_dump() | overrides, strict=False)
+    except ValidationError as error:
+        reasons = "; ".join(problem["msg"] for problem in error.errors(include_url=False))
+        raise ValueError(f"scenario {scenario.id}: retry_policy: {reasons}") from None
 
 
 def bundled_fixtures() -> Path:

@@ -9,12 +9,13 @@ id, CRLF framing…) that decide which invariants a case exercises.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fakeprovider.scenario import (
     TERMINAL_STEPS,
@@ -62,6 +63,9 @@ class ExpectedAttempt:
     code: str | None = None  # failure code when reason is error
     blocks: tuple[Block, ...] = ()  # assembled blocks; on failure, the ones opened so far
     usage: Usage | None = None  # the usage event due before the finish, if any
+    # The last usage the wire sent, even in an attempt that failed before [DONE]: tokens
+    # billed, which a discarded attempt should still report before its failure (R9).
+    billed_usage: Usage | None = None
     retry_after_ms: float | None = None
     status: int | None = None  # HTTP status of an error response
     features: frozenset[str] = frozenset()
@@ -79,6 +83,10 @@ class ExpectedAttempt:
             out["blocks"] = [block.model_dump() for block in self.blocks]
         if self.usage:
             out["usage"] = self.usage.model_dump(exclude_none=True, exclude={"case", "type"})
+        elif self.billed_usage:  # a failure before [DONE] after the wire's usage (R9)
+            out["billed_usage"] = self.billed_usage.model_dump(
+                exclude_none=True, exclude={"case", "type"}
+            )
         if self.retry_after_ms is not None:
             out["retry_after_ms"] = self.retry_after_ms
         out["features"] = sorted(self.features)
@@ -119,12 +127,53 @@ def expected_outcome(
             return ExpectedOutcome(tuple(attempts))
 
 
+RetryDecision = Literal["success", "not-retryable", "budget-spent", "retry-after-over-cap", "retry"]
+
+
 def _retried(attempt: ExpectedAttempt, policy: RetryPolicy | None, retries_done: int) -> bool:
-    if attempt.success or policy is None or attempt.code not in policy.retryable_codes:
-        return False
+    return policy is not None and retry_decision(attempt, policy, retries_done) == "retry"
+
+
+def retry_decision(
+    attempt: ExpectedAttempt, policy: RetryPolicy, retries_done: int
+) -> RetryDecision:
+    """Whether a conforming retry layer retries after ``attempt`` (R1 to R3, R6), and if not,
+    why.
+
+    ``retries_done`` counts the retries made before it (0 after the first attempt).
+    """
+    if attempt.success:
+        return "success"
+    if attempt.code not in policy.retryable_codes:
+        return "not-retryable"
     if retries_done >= policy.max_retries:
-        return False
-    return attempt.retry_after_ms is None or attempt.retry_after_ms <= policy.max_delay_ms
+        return "budget-spent"
+    if attempt.retry_after_ms is not None and attempt.retry_after_ms > policy.max_delay_ms:
+        return "retry-after-over-cap"
+    return "retry"
+
+
+@dataclass(frozen=True)
+class WaitBounds:
+    """The wait the spec asks for before a retry, in ms (R5, R6); no tolerance added."""
+
+    lower_ms: float
+    upper_ms: float
+    source: Literal["backoff", "retry-after"]
+
+
+def wait_bounds(policy: RetryPolicy, failed: ExpectedAttempt, retry: int) -> WaitBounds:
+    """The wait before retry ``retry`` (1-based) after ``failed``.
+
+    A usable Retry-After replaces the backoff and is waited exactly; otherwise the backoff
+    ``min(initial·2^(retry-1), max)`` is scaled by a factor in ``[1-jitter, 1+jitter]``.
+    """
+    if failed.retry_after_ms is not None:
+        return WaitBounds(failed.retry_after_ms, failed.retry_after_ms, "retry-after")
+    # Past 2**1023 the float overflows; the cap has long taken over by then.
+    nominal = min(policy.initial_delay_ms * 2.0 ** min(retry - 1, 1023), policy.max_delay_ms)
+    jitter = policy.jitter_ratio
+    return WaitBounds(nominal * (1 - jitter), nominal * (1 + jitter), "backoff")
 
 
 def expected_attempt(scenario: Scenario, number: int, *, now: float) -> ExpectedAttempt:
@@ -203,7 +252,15 @@ def _header(headers: dict[str, str], name: str) -> str:
 
 
 def _http_error(number: int, response: ErrorResponse, now: float) -> ExpectedAttempt:
-    return _status_failure(number, response.status, response.headers, error_body(response), now)
+    failure = _status_failure(number, response.status, response.headers, error_body(response), now)
+    if response.retry_after_date_in_s is None:
+        return failure
+    # A date the provider renders at send time: the wait it asks for, whenever that is.
+    return dataclasses.replace(
+        failure,
+        retry_after_ms=response.retry_after_date_in_s * 1000.0,
+        features=failure.features | {"retry-after", "retry-after-date"},
+    )
 
 
 def _status_failure(
@@ -457,7 +514,12 @@ class _Reading:
         blocks = tuple(self._assembled(block) for block in self.blocks)
         if self.failure is not None:
             return ExpectedAttempt(
-                number, "error", self.failure, blocks, features=frozenset(self.features)
+                number,
+                "error",
+                self.failure,
+                blocks,
+                billed_usage=self.usage,
+                features=frozenset(self.features),
             )
         unidentified = [c for c in self.calls.values() if not c.id or not c.name]
         if unidentified:
@@ -472,13 +534,25 @@ class _Reading:
         if code:
             self.features.add("finish-unknown")
         return ExpectedAttempt(
-            number, mapped, code, blocks, self.usage, features=frozenset(self.features)
+            number,
+            mapped,
+            code,
+            blocks,
+            self.usage,
+            billed_usage=self.usage,
+            features=frozenset(self.features),
         )
 
     def _refusal(self, number: int, code: str, blocks: tuple[Block, ...]) -> ExpectedAttempt:
         # T5 and E1: the usage the wire sent is still reported, before the failure.
         return ExpectedAttempt(
-            number, "error", code, blocks, self.usage, features=frozenset(self.features)
+            number,
+            "error",
+            code,
+            blocks,
+            self.usage,
+            billed_usage=self.usage,
+            features=frozenset(self.features),
         )
 
     def _content_features(self, reason: str) -> None:

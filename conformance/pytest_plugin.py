@@ -349,9 +349,11 @@ def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
     """The oracle's expected outcome, as the events a conforming adapter reports."""
     from .events import Capabilities, End
     from .evidence import Evidence
+    from .options import case_policy
     from .oracle import expected_outcome
 
-    expected = expected_outcome(scenario, options.policy)
+    policy = case_policy(options.policy, scenario)
+    expected = expected_outcome(scenario, policy)
     events: list[Event] = []
     for attempt in expected.attempts:
         events += _conforming_attempt(attempt, last=attempt is expected.final)
@@ -361,7 +363,7 @@ def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
         expected=expected,
         events=(*events, End()),
         capabilities=every,
-        policy=options.policy,
+        policy=policy,
         idle_timeout_s=options.idle_timeout_s,
     )
 

@@ -3,7 +3,8 @@
 Schema ``streamconform.results`` version 1. A run holds the catalogue it was judged
 against, the adapter's handshake, and per case: the scenario, how the case ended, a
 verdict with a one-line reason per exercised invariant, the observed events, the
-oracle's expected outcome and the provider's request log.
+oracle's expected outcome, the provider's request log and, for a case with retries, the
+attempts the provider saw and the waits it measured beside the expected ones.
 """
 
 from __future__ import annotations
@@ -29,6 +30,27 @@ class InvariantVerdict(_Result):
     reason: str = ""
 
 
+class RetryWait(_Result):
+    """The wait before one retry: measured at the provider, announced, and the spec's."""
+
+    retry: int  # 1-based: the wait before request retry + 1
+    after_code: str | None  # the failed attempt's code, as the oracle reads the scenario
+    measured_ms: float | None  # end of the failed response to the next request's arrival
+    announced_ms: float | None  # the adapter's `retry` event
+    expected_min_ms: float | None  # the spec's bounds (R5 backoff, R6 Retry-After), before
+    expected_max_ms: float | None  # the checkers' stated tolerances; None: retries were off
+    basis: Literal["backoff", "retry-after"] | None = None
+
+
+class RetrySummary(_Result):
+    """A case's retries as the provider saw them (absent from cases without any)."""
+
+    policy: dict[str, Any]  # the retry policy the case was run with
+    attempts_seen: int  # requests the provider received
+    attempts_expected: int  # attempts a conforming adapter makes
+    waits: list[RetryWait] = Field(default_factory=list)
+
+
 class CaseResult(_Result):
     case: str
     title: str = ""
@@ -43,6 +65,11 @@ class CaseResult(_Result):
     requests: list[dict[str, Any]]
     stderr: str = ""
     scenario: dict[str, Any] = Field(default_factory=dict)
+    # Gateway mode only: the gateway's answer as captured, the upstream attempt it was
+    # served, and both lint results (conformance.gateway.runner).
+    gateway: dict[str, Any] = Field(default_factory=dict)
+    # Optional within schema version 1: results written before it existed still load.
+    retry: RetrySummary | None = None
 
     @property
     def worst(self) -> Verdict | None:

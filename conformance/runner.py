@@ -25,9 +25,10 @@ from .adapters.base import AdapterSession, CaseRun
 from .events import RetryPolicy, RunCase
 from .evidence import Evidence
 from .invariants import CATALOGUE
-from .options import RunOptions, default_request
+from .options import RunOptions, case_policy, default_request
 from .oracle import expected_outcome
-from .results import CaseResult, InvariantVerdict, RunResult
+from .results import CaseResult, InvariantVerdict, RetrySummary, RetryWait, RunResult
+from .retry_evidence import waits
 
 # Where a Python adapter that ignores the in-process client would connect: a loopback
 # port nothing listens on, so the mistake fails fast and never leaves the machine.
@@ -42,11 +43,15 @@ def suite_version() -> str:
         return "0+unknown"
 
 
-def effective_policy(session: AdapterSession, options: RunOptions) -> RetryPolicy:
-    """The policy sent to the adapter: retries off when it has no retry layer."""
+def effective_policy(
+    session: AdapterSession, options: RunOptions, scenario: Scenario | None = None
+) -> RetryPolicy:
+    """The policy sent to the adapter: the run's, with the scenario's own retry-policy
+    fields; retries off when it has no retry layer."""
+    policy = options.policy if scenario is None else case_policy(options.policy, scenario)
     if session.hello.capabilities.retry:
-        return options.policy
-    return options.policy.model_copy(update={"max_retries": 0})
+        return policy
+    return policy.model_copy(update={"max_retries": 0})
 
 
 def judge(evidence: Evidence, *, strict: bool) -> dict[str, InvariantVerdict]:
@@ -71,6 +76,9 @@ async def run_suite(
     started = _now()
     registry = ScenarioRegistry(scenarios)
     policy = effective_policy(session, options)
+    # Every case's policy up front: a scenario whose retry_policy cannot apply stops the
+    # run before any case, not half-way.
+    policies = {s.id: effective_policy(session, options, s) for s in scenarios}
     cases: list[CaseResult] = []
     async with AsyncExitStack() as stack:
         client: httpx.AsyncClient | None = None
@@ -88,7 +96,7 @@ async def run_suite(
                 base_url=f"{root}/{scenario.id}/v1",
                 api_key=options.api_key,
                 request=default_request(),
-                retry=policy,
+                retry=policies[scenario.id],
                 idle_timeout_s=options.idle_timeout_s,
                 timeout_s=options.timeout_s,
             )
@@ -170,7 +178,36 @@ def _case_result(
         requests=[record.model_dump(mode="json") for record in evidence.requests],
         stderr=run.stderr,
         scenario=scenario.model_dump(mode="json"),
+        retry=_retry_summary(evidence),
     )
+
+
+def _retry_summary(evidence: Evidence) -> RetrySummary | None:
+    """Attempts and waits as the provider saw them; None for a case without retries."""
+    seen, expected = len(evidence.requests), len(evidence.expected.attempts)
+    if seen < 2 and expected < 2:
+        return None
+    return RetrySummary(
+        policy=evidence.policy.model_dump(mode="json") if evidence.policy else {},
+        attempts_seen=seen,
+        attempts_expected=expected,
+        waits=[
+            RetryWait(
+                retry=wait.retry,
+                after_code=wait.failed.code,
+                measured_ms=_rounded(wait.measured_ms),
+                announced_ms=wait.announced_ms,
+                expected_min_ms=wait.bounds.lower_ms if wait.bounds else None,
+                expected_max_ms=wait.bounds.upper_ms if wait.bounds else None,
+                basis=wait.bounds.source if wait.bounds else None,
+            )
+            for wait in waits(evidence)
+        ],
+    )
+
+
+def _rounded(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 1)
 
 
 def _now() -> str:

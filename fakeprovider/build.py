@@ -288,5 +288,10 @@ class ScenarioBuilder:
         self._fields["expect"] = outcome
         return self
 
+    def retry_policy(self, **fields: JsonValue) -> Self:
+        """Retry-policy fields the case runs under (suite data; the provider ignores it)."""
+        self._fields["retry_policy"] = fields
+        return self
+
     def build(self) -> Scenario:
         return Scenario(**self._fields, attempts=tuple(self._attempts))

@@ -11,6 +11,9 @@ from pathlib import Path
 import click
 
 from .fixtures import FixtureError, load_fixture, load_fixtures
+from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
+from .recorder import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
+from .recording import DEFAULT_MIN_PAUSE_MS
 from .registry import ScenarioRegistry
 from .scenario import Scenario, StreamAttempt
 from .server import FakeProviderServer
@@ -33,24 +36,108 @@ def main() -> None:
     type=click.Path(exists=True, path_type=Path),
     help="Fixture file or directory to register (repeatable).",
 )
-def serve(host: str, port: int, fixture_dirs: tuple[Path, ...]) -> None:
-    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions."""
+@click.option(
+    "--model-prefix",
+    default=DEFAULT_MODEL_PREFIX,
+    show_default=True,
+    help="At /v1/chat/completions, a request whose model is PREFIX<id> plays scenario <id>.",
+)
+def serve(host: str, port: int, fixture_dirs: tuple[Path, ...], model_prefix: str) -> None:
+    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions.
+
+    A gateway with one upstream base URL (http://HOST:PORT/v1) selects a scenario with an
+    x-scenario-id header or a model of PREFIX<id>.
+    """
     registry = ScenarioRegistry(_load_or_exit(fixture_dirs))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(registry, host, port))
+        asyncio.run(_serve(registry, host, port, model_prefix))
 
 
-async def _serve(registry: ScenarioRegistry, host: str, port: int) -> None:
-    server = FakeProviderServer(registry, host=host, port=port)
+async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix: str) -> None:
+    server = FakeProviderServer(registry, host=host, port=port, model_prefix=model_prefix)
     await server.start()
     click.echo(f"fakeprovider listening on http://{host}:{server.port}")
     click.echo(f"control API: http://{host}:{server.port}/_scenarios")
+    click.echo(
+        f"shared base URL: http://{host}:{server.port}/v1 "
+        f"(model {model_prefix}<id> or header {SCENARIO_HEADER}: <id>)"
+    )
     for scenario_id in registry.ids():
         click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
     try:
         await asyncio.Event().wait()
     finally:
         await server.stop()
+
+
+@main.command()
+@click.option("--upstream", required=True, help="Base URL requests go to (path appended).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8766, show_default=True, help="Port; 0 picks a free one.")
+@click.option(
+    "--out",
+    "out_dir",
+    default=Path("recorded"),
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the fixtures and .sse dumps.",
+)
+@click.option("--name", default="recorded", show_default=True, help="Fixture id prefix.")
+@click.option(
+    "--min-pause-ms",
+    default=DEFAULT_MIN_PAUSE_MS,
+    show_default=True,
+    help="Shorter waits between reads are not kept as pauses.",
+)
+@click.option(
+    "--idle-timeout",
+    default=DEFAULT_IDLE_TIMEOUT_S,
+    show_default=True,
+    help="Seconds without an upstream byte before the body is recorded as a stall.",
+)
+def record(
+    upstream: str,
+    host: str,
+    port: int,
+    out_dir: Path,
+    name: str,
+    min_pause_ms: float,
+    idle_timeout: float,
+) -> None:
+    """Record a real upstream: a loopback proxy that saves every answer as a fixture.
+
+    Point a client at http://HOST:PORT (plus the path it would use upstream, e.g. /v1);
+    each request goes to UPSTREAM + path and its answer is relayed as it arrives and
+    saved as OUT/NAME-NNN.yaml (reads, pauses, ending, provenance; credentials and cookies
+    redacted) with the raw body as OUT/NAME-NNN.sse.
+    """
+    proxy = RecordingProxy(
+        upstream,
+        out_dir,
+        host=host,
+        port=port,
+        name=name,
+        min_pause_ms=min_pause_ms,
+        idle_timeout_s=idle_timeout,
+        on_saved=_report_saved,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_record(proxy))
+
+
+async def _record(proxy: RecordingProxy) -> None:
+    async with proxy:
+        click.echo(f"fakeprovider record listening on {proxy.root_url} -> {proxy.upstream}")
+        click.echo(f"saving to {proxy.out_dir}/")
+        await asyncio.Event().wait()
+
+
+def _report_saved(saved: Saved) -> None:
+    status = "no response" if saved.status is None else f"HTTP {saved.status}"
+    if saved.fixture is None:
+        click.echo(f"{status}: {saved.dump} (no fixture: {saved.problem})", err=True)
+    else:
+        click.echo(f"{status}: {saved.fixture}")
 
 
 @main.command()

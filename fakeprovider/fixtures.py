@@ -18,6 +18,12 @@ from .scenario import Scenario
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FIXTURE_BYTES = 5 * 1024 * 1024
+MAX_FIXTURE_DEPTH = 100
+"""Nesting levels a fixture may use: far more than a scenario needs, far less than would
+exhaust the YAML parser's stack."""
+MAX_ALIAS_EXPANSION = 100_000
+"""Nodes that YAML aliases may add once expanded: bounds an alias bomb ("billion laughs"),
+which is tiny on disk and explodes when validated or indexed."""
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,7 @@ def _read(path: Path) -> tuple[Any, _Lines]:
     except UnicodeDecodeError as error:
         raise FixtureError([FixtureProblem(path, "", f"not UTF-8 text ({error.reason})")]) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _parse(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         line = mark.line + 1 if mark is not None else None
@@ -129,10 +134,100 @@ def _read(path: Path) -> tuple[Any, _Lines]:
         raise FixtureError([FixtureProblem(path, "", reason, line)]) from None
     except yaml.YAMLError as error:
         raise FixtureError([FixtureProblem(path, "", f"invalid YAML: {error}")]) from None
+    except _UnsafeShape as error:
+        raise FixtureError([FixtureProblem(path, "", error.reason, error.line)]) from None
     lines: _Lines = {}
     if node is not None:
         _index_lines(node, (), lines)
     return data, lines
+
+
+class _UnsafeShape(Exception):
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """Stops composing past MAX_FIXTURE_DEPTH: the composer recurses once per level, so
+    deeper input would exhaust the stack, and the pure-Python scanner slows with depth."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_FIXTURE_DEPTH:
+                raise _UnsafeShape(_too_deep(), _line(parent) if parent is not None else None)
+            node: yaml.Node | None = super().compose_node(parent, index)
+            return node
+        finally:
+            self._depth -= 1
+
+
+def _parse(text: str) -> tuple[yaml.Node | None, Any]:
+    """The document's node graph and its data; the graph is checked before it is built."""
+    loader = _DepthLimitedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        _check_aliases(node)
+        return node, loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    """Refuse aliases that make the graph cyclic, too deep, or too large once expanded.
+
+    Aliases make the graph a DAG of shared nodes. Size and height are memoized per node,
+    so this costs one visit per distinct node however large the expansion; an anchor comes
+    before its aliases, so the recursion only descends the composed (depth-limited) tree.
+    """
+    shapes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, height)
+    on_path: set[int] = set()
+
+    def shape(node: yaml.Node, depth: int) -> tuple[int, int]:
+        key = id(node)
+        if key in on_path:
+            raise _UnsafeShape("an alias refers to a node that contains it", _line(node))
+        if key not in shapes:
+            on_path.add(key)
+            parts = [shape(child, depth + 1) for child in _children(node)]
+            on_path.discard(key)
+            shapes[key] = (
+                1 + sum(part_size for part_size, _ in parts),
+                1 + max((part_height for _, part_height in parts), default=0),
+            )
+        size, height = shapes[key]
+        if depth + height - 1 > MAX_FIXTURE_DEPTH:
+            raise _UnsafeShape(_too_deep(), _line(node))
+        return size, height
+
+    added = shape(root, 1)[0] - len(shapes)
+    if added > MAX_ALIAS_EXPANSION:
+        raise _UnsafeShape(
+            f"YAML aliases expand the fixture by {added} nodes, more than "
+            f"{MAX_ALIAS_EXPANSION} (an alias bomb?)"
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_FIXTURE_DEPTH} levels deep"
 
 
 def _index_lines(node: yaml.Node, path: tuple[str | int, ...], lines: _Lines) -> None:

@@ -10,6 +10,8 @@ import dataclasses
 import functools
 import json
 import re
+import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -39,7 +41,13 @@ from .wire import (
 BodyFraming = Literal["chunked", "close", "length"]
 """Chunked transfer coding, the end of the connection, or a content-length."""
 
+SCENARIO_HEADER = "x-scenario-id"
+"""A request header that selects the scenario (a gateway may pass it through)."""
+DEFAULT_MODEL_PREFIX = "scenario/"
+"""A request whose ``model`` is ``scenario/<id>`` plays scenario ``<id>``."""
+
 _COMPLETIONS_PATH = re.compile(r"/(?P<id>[^/]+)(?:/v1)?/chat/completions")
+_SHARED_COMPLETIONS_PATH = re.compile(r"(?:/v1)?/chat/completions")
 _SCENARIO_ID = re.compile(SCENARIO_ID_PATTERN)
 
 
@@ -97,13 +105,18 @@ def answer_completions(
     target: str,
     headers: list[tuple[str, str]],
     body: bytes,
+    model_prefix: str = DEFAULT_MODEL_PREFIX,
 ) -> Answer | None:
     """Log a chat-completions request and pick its answer; None for any other path."""
-    scenario_id = completions_scenario_id(target.partition("?")[0])
-    if scenario_id is None:
+    path = target.partition("?")[0]
+    if not is_completions_path(path):
         return None
     if method != "POST":
         return Answer(method_not_allowed(method, "POST"))
+    try:
+        scenario_id = select_scenario(path, headers, body, model_prefix)
+    except NoScenarioSelected as error:
+        return Answer(error_playback(error.status, str(error)))
     try:
         number, attempt = registry.begin_request(
             scenario_id, method=method, path=target, headers=headers, body=body
@@ -112,45 +125,131 @@ def answer_completions(
         return Answer(unknown_scenario(scenario_id))
     log_end = functools.partial(registry.end_request, scenario_id, number)
     try:
-        return Answer(prepare(attempt), log_end)
+        return Answer(prepare(attempt, now=time.time()), log_end)
     except PlaybackError as error:
         message = f"scenario {scenario_id!r} attempt {number} cannot be played: {error}"
         return Answer(error_playback(500, message), log_end)
 
 
+def is_completions_path(path: str) -> bool:
+    """Whether ``path`` (query string removed) is a chat-completions endpoint."""
+    return bool(_SHARED_COMPLETIONS_PATH.fullmatch(path)) or bool(completions_scenario_id(path))
+
+
 def completions_scenario_id(path: str) -> str | None:
-    """The scenario a chat-completions path addresses, or None for any other path.
+    """The scenario a chat-completions path names, or None (another path, or a shared one).
 
     Both ``/{id}/v1/chat/completions`` and ``/{id}/chat/completions`` are accepted, so a
-    client may be given either base URL. The query string must already be removed.
+    client may be given either base URL. The query string must already be removed. The
+    shared paths ``/v1/chat/completions`` and ``/chat/completions`` name no scenario:
+    :func:`select_scenario` reads the request there.
     """
+    if _SHARED_COMPLETIONS_PATH.fullmatch(path):
+        return None
     match = _COMPLETIONS_PATH.fullmatch(path)
     if match is None or not _SCENARIO_ID.match(match["id"]):
         return None
     return match["id"]
 
 
-def prepare(attempt: StreamAttempt | ErrorAttempt | FaultAttempt) -> Playback | Fault:
-    """Turn an attempt into what the shells play; raises PlaybackError if it cannot be."""
+class NoScenarioSelected(ValueError):
+    """A request to a shared path that names no scenario, or names one badly."""
+
+    def __init__(self, message: str, status: int = 404) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def select_scenario(
+    path: str, headers: list[tuple[str, str]], body: bytes, model_prefix: str
+) -> str:
+    """The scenario a chat-completions request plays; raises NoScenarioSelected.
+
+    The path prefix wins (``/{id}/v1/chat/completions``). On the shared paths (a scenario
+    called ``v1`` is served at ``/v1/v1/chat/completions``) a gateway
+    configured with one upstream base URL can still choose: first the ``x-scenario-id``
+    header, then a ``model`` of ``{model_prefix}<id>`` in the JSON body.
+    """
+    scenario_id = completions_scenario_id(path)
+    if scenario_id is not None:
+        return scenario_id
+    header = next((v for k, v in headers if k.lower() == SCENARIO_HEADER), None)
+    if header is not None:
+        return _checked_id(header.strip(), f"the {SCENARIO_HEADER} header")
+    model = request_model(body)
+    if model is not None and model.startswith(model_prefix):
+        return _checked_id(model.removeprefix(model_prefix), f"model {model!r}")
+    raise NoScenarioSelected(
+        f"no scenario selected: POST /{{scenario-id}}/v1/chat/completions, send an "
+        f"{SCENARIO_HEADER} header, or set the request's model to '{model_prefix}<id>'"
+    )
+
+
+def _checked_id(scenario_id: str, where: str) -> str:
+    if not _SCENARIO_ID.match(scenario_id):
+        raise NoScenarioSelected(
+            f"{where} names no valid scenario id (ids match {SCENARIO_ID_PATTERN})", 400
+        )
+    return scenario_id
+
+
+def request_model(body: bytes) -> str | None:
+    """The ``model`` of a JSON request body, or None."""
+    try:
+        request = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    model = request.get("model") if isinstance(request, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def prepare(
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt, *, now: float | None = None
+) -> Playback | Fault:
+    """Turn an attempt into what the shells play; raises PlaybackError if it cannot be.
+
+    ``now`` is the send time (epoch seconds), which a Retry-After date is relative to.
+    """
     if isinstance(attempt, FaultAttempt):
         return Fault(attempt.fault)
     if isinstance(attempt, ErrorAttempt):
         body = error_body(attempt.error)
-        headers = error_headers(attempt.error, len(body))
+        headers = error_headers(attempt.error, len(body), now=now)
         playback = Playback(attempt.error.status, tuple(headers), _single_write(body), "length")
     else:
-        response = attempt.stream
-        try:
-            plan = encode_stream(response)
-        except EncodeError as error:
-            raise PlaybackError(str(error)) from None
-        if plan.ending == "disconnect" and response.framing.transfer == "close":
-            # Without chunked coding, closing the connection is how the body ends.
-            plan = dataclasses.replace(plan, ending="close")
-        headers = stream_headers(response)
-        playback = Playback(response.status, tuple(headers), plan, response.framing.transfer)
+        playback = _stream_playback(attempt)
     _check_head(playback)
     return playback
+
+
+# A load test replays one attempt for every request, and encoding a stream costs as much as
+# sending it: a stream attempt's playback is kept while the attempt lives, keyed by identity
+# (attempts are frozen models, so it cannot go stale; most are unhashable, holding lists).
+_STREAM_PLAYBACKS: dict[int, tuple[weakref.ref[StreamAttempt], Playback]] = {}
+
+
+def _stream_playback(attempt: StreamAttempt) -> Playback:
+    key = id(attempt)
+    cached = _STREAM_PLAYBACKS.get(key)
+    if cached is not None and cached[0]() is attempt:
+        return cached[1]
+    response = attempt.stream
+    try:
+        plan = encode_stream(response)
+    except EncodeError as error:
+        raise PlaybackError(str(error)) from None
+    if plan.ending == "disconnect" and response.framing.transfer == "close":
+        # Without chunked coding, closing the connection is how the body ends.
+        plan = dataclasses.replace(plan, ending="close")
+    headers = stream_headers(response)
+    playback = Playback(response.status, tuple(headers), plan, response.framing.transfer)
+    forget = functools.partial(_forget_playback, key)
+    _STREAM_PLAYBACKS[key] = (weakref.ref(attempt, forget), playback)
+    return playback
+
+
+def _forget_playback(key: int, _: object) -> None:
+    _STREAM_PLAYBACKS.pop(key, None)
 
 
 def check_playable(scenario: Scenario) -> None:
@@ -189,7 +288,8 @@ def no_route(path: str) -> Playback:
     return error_playback(
         404,
         f"no route for {shown!r}; scenarios answer at /{{scenario-id}}/v1/chat/completions "
-        f"(ids match {SCENARIO_ID_PATTERN})",
+        f"(ids match {SCENARIO_ID_PATTERN}) and at /v1/chat/completions with an "
+        f"{SCENARIO_HEADER} header or a model of '{DEFAULT_MODEL_PREFIX}<id>'",
     )
 
 

@@ -68,6 +68,11 @@ class ScenarioRegistry:
         with self._lock:
             self._states[scenario.id] = _ScenarioState(scenario)
 
+    def remove(self, scenario_id: str) -> None:
+        """Forget a scenario and its request log (a generated case, once judged)."""
+        with self._lock:
+            self._states.pop(scenario_id, None)
+
     def ids(self) -> list[str]:
         with self._lock:
             return list(self._states)

@@ -304,6 +304,13 @@ class ErrorResponse(_Model):
         description="JSON body; None means an OpenAI-shaped error object for the status.",
     )
     raw_body: str | None = Field(default=None, description="Body sent verbatim instead.")
+    retry_after_date_in_s: int | None = Field(
+        default=None,
+        ge=1,
+        le=86_400,
+        description="Send Retry-After as an HTTP date this many seconds after the response "
+        "is sent (rendered at send time: a date written into a fixture would be in the past).",
+    )
 
     _headers = field_validator("headers")(_valid_headers)
 
@@ -311,6 +318,13 @@ class ErrorResponse(_Model):
     def _one_body(self) -> ErrorResponse:
         if self.body is not None and self.raw_body is not None:
             raise ValueError("give 'body' or 'raw_body', not both")
+        return self
+
+    @model_validator(mode="after")
+    def _one_retry_after(self) -> ErrorResponse:
+        given = any(name.lower() == "retry-after" for name in self.headers)
+        if given and self.retry_after_date_in_s is not None:
+            raise ValueError("give a Retry-After header or 'retry_after_date_in_s', not both")
         return self
 
 
@@ -361,6 +375,32 @@ class Provenance(_Model):
     notes: str | None = None
 
 
+class RetryPolicyOverride(_Model):
+    """Retry-policy fields a case sets over the run's policy (ADAPTER-PROTOCOL ``retry``).
+
+    Suite data, like ``expect``: the conformance runner hands the merged policy to the
+    adapter; the fake provider ignores it.
+    """
+
+    max_retries: int | None = Field(default=None, ge=0, le=10)
+    retryable_codes: tuple[Annotated[str, Field(min_length=1)], ...] | None = Field(
+        default=None, min_length=1
+    )
+    initial_delay_ms: float | None = Field(default=None, gt=0, le=60_000)
+    max_delay_ms: float | None = Field(default=None, gt=0, le=60_000)
+    jitter_ratio: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RetryPolicyOverride:
+        initial, largest = self.initial_delay_ms, self.max_delay_ms
+        if initial is not None and largest is not None and initial > largest:
+            raise ValueError("initial_delay_ms must not exceed max_delay_ms")
+        codes = self.retryable_codes or ()
+        if len(set(codes)) != len(codes):
+            raise ValueError("retryable_codes lists a code twice")
+        return self
+
+
 class Scenario(_Model):
     """A named script: attempt n answers the n-th request; the last attempt repeats."""
 
@@ -373,6 +413,11 @@ class Scenario(_Model):
     expect: dict[str, JsonValue] | None = Field(
         default=None,
         description="Expected outcome, for the conformance suite; the fake provider ignores it.",
+    )
+    retry_policy: RetryPolicyOverride | None = Field(
+        default=None,
+        description="Retry-policy fields this case runs under instead of the run's, for the "
+        "conformance suite; the fake provider ignores it.",
     )
     attempts: tuple[Attempt, ...]
 

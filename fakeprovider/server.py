@@ -23,7 +23,9 @@ from typing import Self
 import h11
 from pydantic import JsonValue, ValidationError
 
+from .listening import ListeningServer
 from .playback import (
+    DEFAULT_MODEL_PREFIX,
     Answer,
     Fault,
     Playback,
@@ -46,6 +48,9 @@ REQUEST_TIMEOUT_S = 10.0
 """How long a client may take to send a whole request (slowloris guard, idle keep-alive)."""
 
 _READ_SIZE = 64 * 1024
+# Connections the kernel may queue before accept(): asyncio's default of 100 makes a burst
+# of a thousand connects (a load test) wait out SYN retransmits, seconds each.
+_LISTEN_BACKLOG = 1024
 _LINGER_S = 1.0  # how long to drain input before closing on a rejected request
 _CONTROL_PREFIX = "/_scenarios"
 _log = logging.getLogger(__name__)
@@ -73,8 +78,10 @@ class _Rejected(Exception):
         self.message = message
 
 
-class FakeProviderServer:
-    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``."""
+class FakeProviderServer(ListeningServer):
+    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``,
+    and at ``/v1/chat/completions`` to a request whose ``x-scenario-id`` header or
+    ``model`` (``{model_prefix}<id>``) names it."""
 
     def __init__(
         self,
@@ -84,17 +91,21 @@ class FakeProviderServer:
         *,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         max_body_bytes: int = MAX_BODY_BYTES,
+        model_prefix: str = DEFAULT_MODEL_PREFIX,
     ) -> None:
         self.registry = registry
         self.host = host
         self.request_timeout_s = request_timeout_s
         self.max_body_bytes = max_body_bytes
+        self.model_prefix = model_prefix
         self._requested_port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
+        self._server = await asyncio.start_server(
+            self._accept, self.host, self._requested_port, backlog=_LISTEN_BACKLOG
+        )
 
     async def stop(self) -> None:
         """Stop listening and drop every connection, stalled ones included."""
@@ -115,25 +126,6 @@ class FakeProviderServer:
             await asyncio.Event().wait()
         finally:
             await self.stop()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the server is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
 
     @property
     def root_url(self) -> str:
@@ -173,6 +165,7 @@ class _Connection:
         self._writer = writer
         self._unparsed = bytearray()  # bytes read ahead of the request being parsed
         self._peer_gone = asyncio.Event()
+        self._pausing: asyncio.Future[None] | None = None  # the pause under way, if any
 
     async def run(self) -> None:
         self._configure_socket()
@@ -270,6 +263,7 @@ class _Connection:
             target=request.target,
             headers=request.headers,
             body=request.body,
+            model_prefix=self._server.model_prefix,
         )
         if answer is not None:
             return await self._play(answer)
@@ -411,11 +405,21 @@ class _Connection:
             end("stalled")
 
     async def _pause(self, delay_ms: float) -> bool:
-        """Wait ``delay_ms``; False if the client went away meanwhile."""
-        if delay_ms > 0:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay_ms / 1000):
-                    await self._peer_gone.wait()
+        """Wait ``delay_ms``; False if the client went away meanwhile (which ends the wait).
+
+        A bare future and timer, as ``asyncio.sleep`` has: a pause precedes every write of a
+        paced stream, and a timeout context costs twice as much, which shows as late writes
+        when a thousand streams are paced at once.
+        """
+        if delay_ms > 0 and not self._peer_gone.is_set():
+            loop = asyncio.get_running_loop()
+            self._pausing = loop.create_future()
+            timer = loop.call_later(delay_ms / 1000, _settle, self._pausing)
+            try:
+                await self._pausing
+            finally:
+                timer.cancel()
+                self._pausing = None
         return not self._peer_gone.is_set()
 
     @contextlib.asynccontextmanager
@@ -434,6 +438,8 @@ class _Connection:
             data = await self._receive()
             if not data:
                 self._peer_gone.set()
+                if self._pausing is not None:
+                    _settle(self._pausing)
                 return
             self._unparsed += data
 
@@ -484,6 +490,11 @@ class _Connection:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _request(head: h11.Request, body: bytes) -> _Request:
@@ -557,6 +568,7 @@ class ServerThread:
         *,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         max_body_bytes: int = MAX_BODY_BYTES,
+        model_prefix: str = DEFAULT_MODEL_PREFIX,
     ) -> None:
         self.registry = registry if registry is not None else ScenarioRegistry()
         self.server = FakeProviderServer(
@@ -565,6 +577,7 @@ class ServerThread:
             port,
             request_timeout_s=request_timeout_s,
             max_body_bytes=max_body_bytes,
+            model_prefix=model_prefix,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

@@ -23,7 +23,14 @@ from typing import Any, ClassVar, Literal, NamedTuple, cast
 
 import httpx
 
-from .playback import Answer, Fault, Playback, answer_completions, no_route
+from .playback import (
+    DEFAULT_MODEL_PREFIX,
+    Answer,
+    Fault,
+    Playback,
+    answer_completions,
+    no_route,
+)
 from .registry import HowEnded, ScenarioRegistry
 from .wire import WirePlan
 
@@ -145,10 +152,15 @@ class _TransportCore:
     http: ClassVar[ModuleType] = httpx
 
     def __init__(
-        self, registry: ScenarioRegistry, *, stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S
+        self,
+        registry: ScenarioRegistry,
+        *,
+        stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S,
+        model_prefix: str = DEFAULT_MODEL_PREFIX,
     ) -> None:
         self.registry = registry
         self.stall_timeout_s = stall_timeout_s
+        self.model_prefix = model_prefix
 
     @staticmethod
     def base_url(scenario_id: str) -> str:
@@ -162,7 +174,12 @@ class _TransportCore:
             for name, value in request.headers.raw
         ]
         answer = answer_completions(
-            self.registry, method=request.method, target=target, headers=headers, body=body
+            self.registry,
+            method=request.method,
+            target=target,
+            headers=headers,
+            body=body,
+            model_prefix=self.model_prefix,
         )
         return answer if answer is not None else Answer(no_route(target.partition("?")[0]))
 

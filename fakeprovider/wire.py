@@ -6,10 +6,13 @@ thin shells that play a :class:`WirePlan`; tests compare plans byte for byte.
 
 from __future__ import annotations
 
+import email.utils
 import itertools
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Literal
 
@@ -216,13 +219,29 @@ def default_error_object(status: int, message: str | None = None) -> JsonValue:
     }
 
 
-def error_headers(response: ErrorResponse, body_length: int) -> list[tuple[str, str]]:
+def error_headers(
+    response: ErrorResponse, body_length: int, *, now: float | None = None
+) -> list[tuple[str, str]]:
+    """The response's headers; ``now`` (epoch seconds, the send time) dates a Retry-After
+    given as ``retry_after_date_in_s``, shown as a placeholder when there is no send time."""
     content_type = "text/plain; charset=utf-8" if response.raw_body is not None else None
     defaults = {
         "content-type": content_type or "application/json",
         "content-length": str(body_length),
     }
-    return _merge_headers(defaults, response.headers)
+    headers = _merge_headers(defaults, response.headers)
+    if response.retry_after_date_in_s is not None:
+        headers.append(("retry-after", retry_after_date(response.retry_after_date_in_s, now)))
+    return headers
+
+
+def retry_after_date(in_s: int, now: float | None) -> str:
+    """An HTTP date ``in_s`` seconds after ``now``, to the nearest whole second (the format
+    has no finer unit), so a client reads a wait within half a second of ``in_s``."""
+    if now is None:
+        return f"<HTTP date: send time + {in_s} s>"
+    when = datetime.fromtimestamp(math.floor(now + in_s + 0.5), UTC)
+    return email.utils.format_datetime(when, usegmt=True)
 
 
 def _merge_headers(defaults: dict[str, str], overrides: dict[str, str]) -> list[tuple[str, str]]:

@@ -87,12 +87,13 @@ class PythonAdapterSession:
     def __init__(self, adapter: PythonAdapter) -> None:
         self.adapter = adapter
         self.hello = adapter.hello
-        self._takes_client = "http_client" in inspect.signature(adapter.run).parameters
+        # Whether `run` takes an `http_client` keyword: then cases can run in process.
+        self.accepts_http_client = "http_client" in inspect.signature(adapter.run).parameters
 
     async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
         run = CaseRun()
         kwargs: dict[str, Any] = {}
-        if http_client is not None and self._takes_client:
+        if http_client is not None and self.accepts_http_client:
             kwargs["http_client"] = http_client
         try:
             await asyncio.wait_for(self._collect(case, kwargs, run), case.timeout_s + GRACE_S)

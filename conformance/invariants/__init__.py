@@ -1,6 +1,6 @@
 """The invariant catalogue (INVARIANTS.md): one module per family, registered on import."""
 
-from . import content, empty, framing, grammar, identity, transport
+from . import content, empty, framing, grammar, identity, quirks, retry, transport
 from .registry import (
     CATALOGUE,
     FAMILY_TITLES,
@@ -31,6 +31,8 @@ __all__ = [
     "held",
     "identity",
     "invariant",
+    "quirks",
+    "retry",
     "transport",
     "weaker",
 ]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..results import RunResult
 from .baseline import BaselineDiff, VerdictChange, compare_baseline, format_baseline
-from .html import render_html, render_matrix
+from .html import InfoTable, render_html, render_matrix
 from .junit import render_junit
 
 REPORT_FILES = {"html": "index.html", "json": "results.json", "junit": "junit.xml"}
@@ -30,6 +30,7 @@ def write_reports(result: RunResult, out_dir: Path) -> dict[str, Path]:
 
 __all__ = [
     "REPORT_FILES",
+    "InfoTable",
     "BaselineDiff",
     "VerdictChange",
     "compare_baseline",

@@ -26,6 +26,7 @@ import markupsafe
 
 from ..invariants import FAMILY_TITLES, VERDICTS, Verdict
 from ..results import CaseResult, RunResult
+from .gateway import GatewayView, gateway_view
 from .transcript import (
     AttemptTranscript,
     DiffRow,
@@ -226,7 +227,9 @@ def _count_summary(counts: Mapping[Verdict, int]) -> str:
     return " · ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
 
 
-def _bars(counts_by_family: dict[str, dict[Verdict, int]]) -> tuple[FamilyBar, ...]:
+def _bars(
+    counts_by_family: dict[str, dict[Verdict, int]], titles: Mapping[str, str]
+) -> tuple[FamilyBar, ...]:
     bars = []
     for row, (family, counts) in enumerate(counts_by_family.items()):
         total = sum(counts.values())
@@ -236,7 +239,8 @@ def _bars(counts_by_family: dict[str, dict[Verdict, int]]) -> tuple[FamilyBar, .
                 width = _CHART_WIDTH * counts[verdict] / total
                 segments.append(Segment(verdict, counts[verdict], round(x, 2), round(width, 2)))
                 x += width
-        bars.append(FamilyBar(family, _family_title(family), total, tuple(segments), row * 28))
+        title = titles.get(family, "")
+        bars.append(FamilyBar(family, title, total, tuple(segments), row * 28))
     return tuple(bars)
 
 
@@ -322,6 +326,7 @@ class CaseView:
     requests: tuple[RequestLine, ...] = ()
     stderr: str = ""
     repro: Reproducer | None = None
+    gateway: GatewayView | None = None  # gateway mode: upstream beside gateway, and the lint
 
 
 @dataclass(frozen=True)
@@ -350,12 +355,15 @@ def render_html(result: RunResult) -> str:
     attention = [case for case in result.cases if _needs_attention(case)]
     attention.sort(key=lambda case: VERDICT_ORDER.index(case.worst or "n/a"))
     families = sorted({e["family"] for e in index.catalogue.values()}, key=_family_sort_key)
+    # Families outside the invariant catalogue (gateway mode's M and W) title themselves.
+    titles = {e["family"]: str(e.get("family_title") or "") for e in index.catalogue.values()}
+    titles |= {family: _family_title(family) for family in families if _family_title(family)}
     return _render(
         "report.html.jinja",
         script=True,
         header=_header(result, len(attention)),
-        bars=_bars(_family_counts(index, families)),
-        families=[(slug(family), family, _family_title(family)) for family in families],
+        bars=_bars(_family_counts(index, families), titles),
+        families=[(slug(family), family, titles.get(family, "")) for family in families],
         invariants=_invariant_rows(index),
         attention=[_with_details(_case_view(index, case), index, case) for case in attention],
         passing=[_case_view(index, case) for case in result.cases if not _needs_attention(case)],
@@ -505,10 +513,12 @@ def _with_details(view: CaseView, index: _Index, case: CaseResult) -> CaseView:
         scenario = case_scenario(case)
     except ReplayError as error:
         details["replay_problem"] = str(error)
+        details["gateway"] = gateway_view(case, None)
     else:
         details["attempts"] = transcript(scenario)
         invocation = str(index.result.options.get("adapter") or "")
         details["repro"] = reproducer(case, scenario, invocation)
+        details["gateway"] = gateway_view(case, scenario)
     return replace(view, **details)
 
 
@@ -589,8 +599,22 @@ class MatrixRow:
     cells: tuple[MatrixCell, ...]
 
 
-def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
-    """Adapters by invariants; each cell links to that invariant in the adapter's report."""
+@dataclass(frozen=True)
+class InfoTable:
+    """An observed-only section under the matrix (e.g. each library's native retries)."""
+
+    title: str
+    note: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def render_matrix(
+    results: Sequence[tuple[RunResult, str]], *, info_tables: Sequence[InfoTable] = ()
+) -> str:
+    """Adapters by invariants; each cell links to that invariant in the adapter's report.
+
+    ``info_tables`` are shown after the matrix as INFO sections, every cell escaped."""
     catalogue: dict[str, dict[str, Any]] = {}
     for result, _ in results:
         for invariant_id, entry in _catalogue(result).items():
@@ -617,6 +641,7 @@ def render_matrix(results: Sequence[tuple[RunResult, str]]) -> str:
         columns=[_matrix_column(result, link) for result, link in results],
         rows=rows,
         families=FAMILY_TITLES,
+        info_tables=info_tables,
     )
 
 

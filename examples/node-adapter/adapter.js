@@ -267,7 +267,7 @@ class Translator {
       const missing = ["id", "name"].filter((k) => block.type === "tool-call" && !block[k]);
       if (missing.length) { // never close an unidentified call; report usage, then fail (no ends)
         const text = `tool call at index ${index} has no ${missing.join(" or ")} at [DONE]`;
-        return [...usage, ...this.fail("MALFORMED_TOOL_CALL", text)];
+        return this.fail("MALFORMED_TOOL_CALL", text);
       }
     }
     const ends = this.blocks.map((b, index) => ({ type: "block-end", index, block: assemble(b) }));
@@ -284,12 +284,12 @@ class Translator {
     return [...ends, ...usage, this.finish];
   }
 
-  // A failure finish. Open blocks stay open: closing them would pass partial output off as
-  // complete.
+  // A failure finish, after any usage the wire already sent (billed tokens stay visible).
+  // Open blocks stay open: closing them would pass partial output off as complete.
   fail(code, message) {
     if (this.finish) return [];
     this.finish = errorFinish(code, message);
-    return [this.finish];
+    return [...(this.usage ? [this.usage] : []), this.finish];
   }
 }
 

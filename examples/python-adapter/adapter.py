@@ -315,7 +315,7 @@ class Translator:
             missing = [k for k in ("id", "name") if block["type"] == "tool-call" and not block[k]]
             if missing:  # never close an unidentified call; report usage, then fail (no ends)
                 text = f"tool call at index {index} has no {' or '.join(missing)} at [DONE]"
-                return [*usage, *self.fail("MALFORMED_TOOL_CALL", text)]
+                return self.fail("MALFORMED_TOOL_CALL", text)
         ends = [
             {"type": "block-end", "index": i, "block": assemble(b)}
             for i, b in enumerate(self.blocks)
@@ -333,12 +333,13 @@ class Translator:
         return [*ends, *usage, self.finish]
 
     def fail(self, code: str, message: str) -> list[Event]:
-        """A failure finish. Open blocks stay open: closing them would pass partial output off
-        as complete."""
+        """A failure finish, after any usage the wire already sent (billed tokens stay
+        visible). Open blocks stay open: closing them would pass partial output off as
+        complete."""
         if self.finish:
             return []
         self.finish = error_finish(code, message)
-        return [self.finish]
+        return [*([self.usage] if self.usage else []), self.finish]
 
 
 def assemble(block: Event) -> Event:

@@ -64,12 +64,12 @@ def test_mutant_is_killed_by_each_target(outcome: Outcome, name: str) -> None:
     assert row.killed, f"{name} survived {row.survived}; failed instead: {row.failed}"
 
 
-def test_every_must_invariant_of_the_core_families_has_a_mutant() -> None:
+def test_every_must_invariant_of_the_core_and_retry_families_has_a_mutant() -> None:
     targeted = {target for mutant in MUTANTS.values() for target in mutant.targets}
     must = {
         invariant.id
         for invariant in CATALOGUE.values()
-        if invariant.family in ("G", "C", "T", "E", "S", "H") and invariant.level == "MUST"
+        if invariant.family in ("G", "C", "T", "E", "S", "H", "R") and invariant.level == "MUST"
     }
     assert must - targeted == set()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.events import RetryPolicy, ToolCallBlock
+from conformance.options import case_policy
 from conformance.oracle import classify_status, expected_outcome, retry_after_ms, sse_payloads
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixtures
@@ -25,7 +26,7 @@ FIXTURES = [s for s in load_fixtures([REPO / "fixtures"]) if s.expect is not Non
 @pytest.mark.parametrize("scenario", FIXTURES, ids=[s.id for s in FIXTURES])
 def test_oracle_agrees_with_fixture_expectation(scenario: Scenario) -> None:
     expect: dict[str, Any] = dict(scenario.expect or {})
-    outcome = expected_outcome(scenario, POLICY)
+    outcome = expected_outcome(scenario, case_policy(POLICY, scenario))
     final = outcome.final
     assert final.reason == expect["finish"]
     assert final.code == expect.get("code")

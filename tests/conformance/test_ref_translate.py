@@ -617,6 +617,7 @@ def test_payload_that_is_not_json_is_malformed_response(payload: str) -> None:
     assert events == [
         BlockStart(index=0, block_type="text"),
         TextDelta(index=0, text="x"),
+        Usage(input_tokens=1, output_tokens=1, cache_read_tokens=0),  # billed: reported (R9)
         Finish(
             reason="error", code="MALFORMED_RESPONSE", message=f"malformed SSE payload: {payload}"
         ),
@@ -717,6 +718,7 @@ def test_eof_before_done_is_stream_closed_with_blocks_left_open() -> None:
     assert events == [
         BlockStart(index=0, block_type="text"),
         TextDelta(index=0, text="par"),
+        Usage(input_tokens=5, output_tokens=1, cache_read_tokens=0),  # billed: reported (R9)
         Finish(reason="error", code="STREAM_CLOSED", message="SSE stream ended without [DONE]"),
     ]
 

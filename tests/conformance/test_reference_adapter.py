@@ -317,7 +317,7 @@ def test_connection_fault_before_the_response(
 def test_eof_without_done_is_stream_closed(provider: Provider) -> None:
     truncated = stream().role().text("Hi").finish("stop").usage(3, 1)
     outcome = provider.play(scenario("no-done", truncated))
-    assert outcome.types() == ["block-start", "text-delta", "finish"]
+    assert outcome.types() == ["block-start", "text-delta", "usage", "finish"]  # usage: R9
     assert outcome.finishes()[0].code == codes.STREAM_CLOSED  # not retryable by default
     assert len(outcome.requests) == 1
 

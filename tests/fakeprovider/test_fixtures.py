@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeprovider.fixtures import FixtureError, load_fixture, load_fixtures
+from fakeprovider.fixtures import MAX_FIXTURE_BYTES, FixtureError, load_fixture, load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,3 +109,88 @@ def test_header_value_that_http_cannot_carry(tmp_path: Path) -> None:
     path = write(tmp_path, "bad.yaml", 'attempts: [{error: {status: 500, headers: {x: "€"}}}]\n')
     (problem,) = problems_of(path)
     assert "header 'x' has a character HTTP/1.1 cannot carry" in problem
+
+
+# --- hostile files: one clear error each, quickly ------------------------------------------
+
+
+def billion_laughs(levels: int = 9) -> str:
+    """Nine levels of nine aliases: 9**9 strings once expanded, under 1 KiB on disk."""
+    text = 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for level in range(1, levels):
+        text += f"l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 9)}]\n"
+    return text + f"attempts: [*l{levels - 1}]\n"
+
+
+@pytest.mark.timeout(10)  # without the bound, validating the expansion never finishes
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("bomb.yaml", billion_laughs(), "more than 100000 (an alias bomb?)"),
+        (
+            "cycle.yaml",
+            "attempts: &loop [*loop]\n",
+            ":1: an alias refers to a node that contains it",
+        ),
+        ("deep.yaml", "attempts: " + "[" * 150 + "]" * 150, ":1: nested more than 100 levels deep"),
+        (  # far past the depth at which the YAML composer's recursion exhausts the stack
+            "deep.json",
+            '{"attempts": ' + "[" * 5000 + "]" * 5000 + "}",
+            ":1: nested more than 100 levels deep",
+        ),
+        (  # each anchor is shallow; the aliases stack them past the limit
+            "stacked.yaml",
+            "a0: &a0 [[[[[[[[[[0]]]]]]]]]]\n"
+            + "".join(f"a{n}: &a{n} [[[[[[[[[[*a{n - 1}]]]]]]]]]]\n" for n in range(1, 12)),
+            "nested more than 100 levels deep",
+        ),
+    ],
+    ids=["alias-bomb", "alias-cycle", "deep", "deeper-than-the-stack", "deep-through-aliases"],
+)
+def test_alias_bombs_and_deep_nesting_get_one_clear_error(
+    tmp_path: Path, name: str, text: str, reason: str
+) -> None:
+    path = write(tmp_path, name, text)
+    (problem,) = problems_of(path)
+    assert problem.startswith(str(path))
+    assert reason in problem
+
+
+def test_aliases_within_bounds_still_load(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "aliased.yaml",
+        "attempts:\n"
+        "  - stream:\n"
+        "      steps: [{raw: &hello hello}, {raw: *hello}, done]\n"
+        "  - &limited {error: {status: 429}}\n"
+        "  - *limited\n",
+    )
+    scenario = load_fixture(path)
+    assert len(scenario.attempts) == 3
+    assert scenario.attempts[1] == scenario.attempts[2]
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as huge:
+        huge.truncate(MAX_FIXTURE_BYTES + 1)  # sparse: the loader must not read it to refuse it
+    assert problems_of(path) == [
+        f"{path}: {MAX_FIXTURE_BYTES + 1} bytes; fixtures are at most {MAX_FIXTURE_BYTES}"
+    ]
+
+
+def test_a_directory_of_hostile_files_reports_one_problem_per_file(tmp_path: Path) -> None:
+    write(tmp_path, "bomb.yaml", billion_laughs())
+    write(tmp_path, "bad-yaml.yaml", "attempts: [\n")
+    write(tmp_path, "wrong-type.yaml", "attempts: {fault: reset}\n")
+    write(tmp_path, "unknown-field.json", '{"attempts": [{"fault": "reset"}], "colour": 1}')
+    write(tmp_path, "good.yaml", "attempts: [{fault: reset}]\n")
+    with pytest.raises(FixtureError) as caught:
+        load_fixtures([tmp_path])
+    assert sorted(problem.path.name for problem in caught.value.problems) == [
+        "bad-yaml.yaml",
+        "bomb.yaml",
+        "unknown-field.json",
+        "wrong-type.yaml",
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import socket
 import time
@@ -12,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from raw_http import dechunk, post_bytes, split_response
 
 from fakeprovider import build
 from fakeprovider.cli import main as cli_main
@@ -63,13 +66,6 @@ def client() -> Iterator[httpx.Client]:
 # --- raw socket helpers -------------------------------------------------------------------
 
 
-def post_bytes(path: str, body: bytes = b"{}", extra: str = "") -> bytes:
-    return (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n{extra}\r\n"
-    ).encode() + body
-
-
 def exchange(port: int, request: bytes) -> list[tuple[float, bytes]]:
     """Send ``request``, then read until the server closes: (arrival time, bytes) per recv."""
     received: list[tuple[float, bytes]] = []
@@ -78,27 +74,6 @@ def exchange(port: int, request: bytes) -> list[tuple[float, bytes]]:
         while data := sock.recv(65536):
             received.append((time.monotonic(), data))
     return received
-
-
-def split_response(raw: bytes) -> tuple[str, dict[str, str], bytes]:
-    head, _, body = raw.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    headers = dict(line.lower().split(": ", 1) for line in header_lines)
-    return status_line, headers, body
-
-
-def dechunk(body: bytes) -> list[bytes]:
-    """The chunks of a chunked body, which must end with the last chunk."""
-    chunks = []
-    while True:
-        size_line, _, rest = body.partition(b"\r\n")
-        size = int(size_line, 16)
-        if size == 0:
-            assert rest == b"\r\n", "nothing may follow the last chunk"
-            return chunks
-        chunks.append(rest[:size])
-        assert rest[size : size + 2] == b"\r\n"
-        body = rest[size + 2 :]
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = 3.0) -> None:
@@ -479,6 +454,111 @@ def test_a_slow_request_head_is_cut_off(server: ServerThread) -> None:
         started = time.monotonic()
         assert sock.recv(100) == b""
         assert 0.5 < time.monotonic() - started < 3.0
+
+
+# --- under attack: every hostile client gets its answer, a good one is served meanwhile ----
+
+ATTACK_TIMEOUT_S = 2.0  # the attacked server's request timeout
+IDLE_CLIENTS = 300  # more than asyncio's default listen backlog (100)
+SLOW_CLIENTS = 20
+_Ended = tuple[bytes, float]  # what a client received before the server closed, and when
+
+
+async def _hold_idle(port: int) -> _Ended:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        return await reader.read(), time.monotonic()
+    finally:
+        writer.close()
+
+
+async def _trickle_headers(port: int) -> _Ended:
+    """Slowloris: a header line every 100 ms, never the blank line that ends the head."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"POST /attacked/v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(0.1):
+                    return await reader.read(), time.monotonic()
+            except TimeoutError:
+                writer.write(b"X-Slow: 1\r\n")
+    except ConnectionError:  # the server closed while we were writing
+        return b"", time.monotonic()
+    finally:
+        writer.close()
+
+
+async def _send_raw(port: int, request: bytes, *, then: bytes = b"", times: int = 0) -> bytes:
+    """Send ``request`` (then ``then`` ``times`` times, ignoring a close), read to EOF."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        with contextlib.suppress(ConnectionError):
+            for _ in range(times):
+                writer.write(then)
+                await writer.drain()
+        return await reader.read()
+    finally:
+        writer.close()
+
+
+async def _attack(port: int) -> tuple[list[_Ended], dict[str, bytes], bytes, float]:
+    idle = [asyncio.create_task(_hold_idle(port)) for _ in range(IDLE_CLIENTS)]
+    slow = [asyncio.create_task(_trickle_headers(port)) for _ in range(SLOW_CLIENTS)]
+    one_mib = b"x" * (1024 * 1024)
+    malformed = {
+        "bad JSON": _send_raw(
+            port, b"PUT /_scenarios/attacked HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{nope"
+        ),
+        "wrong method": _send_raw(
+            port,
+            b"DELETE /attacked/v1/chat/completions HTTP/1.1\r\n"
+            b"Host: x\r\nContent-Length: 0\r\n\r\n",
+        ),
+        "oversized body": _send_raw(  # chunked: no length to refuse up front
+            port,
+            b"POST /attacked/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n",
+            then=b"%x\r\n%s\r\n" % (len(one_mib), one_mib),
+            times=11,
+        ),
+    }
+    answering = [asyncio.create_task(request) for request in malformed.values()]
+    await asyncio.sleep(0.2)  # every attacker is connected and busy
+    good = await _send_raw(
+        port, post_bytes("/attacked/v1/chat/completions", extra="Connection: close\r\n")
+    )
+    served_at = time.monotonic()
+    answers = dict(zip(malformed, await asyncio.gather(*answering), strict=True))
+    return await asyncio.gather(*idle, *slow), answers, good, served_at
+
+
+def test_the_server_serves_a_good_client_while_attacked() -> None:
+    scenario = (
+        build.ScenarioBuilder("attacked")
+        .attempt(build.stream().role().pause(20).text("still ").pause(20).text("here").done())
+        .build()
+    )
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    with ServerThread(ScenarioRegistry([scenario]), request_timeout_s=ATTACK_TIMEOUT_S) as attacked:
+        began = time.monotonic()
+        cut_off, answers, good, served_at = asyncio.run(_attack(attacked.port))
+
+    status, _, body = split_response(good)
+    assert status == "HTTP/1.1 200 OK"
+    assert dechunk(body) == [write.data for write in encode_stream(attempt.stream).writes]
+    assert_json_error(answers["bad JSON"], 400)
+    assert_json_error(answers["wrong method"], 405)
+    assert_json_error(answers["oversized body"], 413)
+    # Idle and slowloris clients get nothing and are cut off at the request timeout, after
+    # the good client was served.
+    assert {received for received, _ in cut_off} == {b""}
+    closed_after = [at - began for _, at in cut_off]
+    assert served_at - began < min(closed_after)
+    assert min(closed_after) > ATTACK_TIMEOUT_S - 0.5
+    assert max(closed_after) < 3 * ATTACK_TIMEOUT_S
 
 
 def test_disconnect_mid_chunked_body_over_loopback() -> None:

@@ -1,8 +1,9 @@
 """What a mutant is: the reference adapter with exactly one piece swapped for a buggy one.
 
 The pieces are the reference's own seams: the translator (payloads → events), the SSE
-decoder (bytes → payloads), the attempt (one HTTP request, an `AttemptStream`), and, for
-bugs in the event grammar itself, a rewrite of each event the adapter yields.
+decoder (bytes → payloads), the attempt (one HTTP request, an `AttemptStream`), the retry
+layer (attempts in sequence, `run_with_retries`), and, for bugs in the event grammar
+itself, a rewrite of each event the adapter yields.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from conformance.adapters.reference.adapter import ReferenceAdapter
-from conformance.adapters.reference.retry import Attempt
+from conformance.adapters.reference.adapter import ReferenceAdapter, RetryLayer
+from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.adapters.reference.translate import StreamTranslator
@@ -56,6 +57,7 @@ class Mutant:
     translator: Callable[[], StreamTranslator] = StreamTranslator
     decoder: Callable[[], SSEDecoder] = SSEDecoder
     attempt: MakeAttempt = AttemptStream
+    retry_layer: RetryLayer = run_with_retries
     rewrite: Rewrite = unchanged
 
     def __post_init__(self) -> None:
@@ -66,6 +68,7 @@ class Mutant:
             self.translator is not StreamTranslator,
             self.decoder is not SSEDecoder,
             self.attempt is not AttemptStream,
+            self.retry_layer is not run_with_retries,
             self.rewrite is not unchanged,
         ]
         if sum(swapped) != 1:  # one bug each, or a kill could not be attributed to it
@@ -89,7 +92,9 @@ class MutantAdapter:
 
     def __init__(self, mutant: Mutant) -> None:
         self.mutant = mutant
-        self._inner = ReferenceAdapter(start_attempt=mutant.start_attempt)
+        self._inner = ReferenceAdapter(
+            start_attempt=mutant.start_attempt, retry_layer=mutant.retry_layer
+        )
         self.hello = ReferenceAdapter.hello.model_copy(
             update={"name": f"streamconform-mutant-{mutant.name}"}
         )

@@ -1,4 +1,4 @@
-"""The mutants, by name: at least one for every MUST invariant of families G, C, T, E, S, H.
+"""The mutants, by name: at least one for every MUST invariant of families G, C, T, E, S, H, R.
 
 A mutant's targets are the invariants whose checkers must catch its bug; the kill table
 (`conformance.mutants`) runs them and the tests hold every checker to it.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conformance.events import BlockEnd, Finish
 
-from . import decoders, rewrites, transport
+from . import decoders, retries, rewrites, transport
 from . import translators as tr
 from .core import Mutant
 
@@ -23,7 +23,7 @@ _ALL = (
     Mutant(
         "identity_concatenated",
         "Repeated ids and names are concatenated like arguments.",
-        ("T2",),
+        ("T2", "Q1"),
         translator=tr.IdentityConcatenated,
     ),
     Mutant(
@@ -171,7 +171,7 @@ _ALL = (
     Mutant(
         "retry_after_ignored",
         "Retry-After is not read; the backoff alone decides the wait.",
-        ("H2",),
+        ("H2", "R6"),
         attempt=transport.RetryAfterIgnored,
     ),
     Mutant(
@@ -240,6 +240,73 @@ _ALL = (
         "Unset optional fields are sent as null.",
         ("G8",),
         rewrite=rewrites.nulls_written,
+    ),
+    # R — retry (ignoring Retry-After is retry_after_ignored, above)
+    Mutant(
+        "retries_any_code",
+        "Every failure is retried, AUTH and INVALID_REQUEST included.",
+        ("R1",),
+        retry_layer=retries.retries_any_code,
+    ),
+    Mutant(
+        "builtin_budget",
+        "The case's max_retries is ignored for the adapter's own default of 5.",
+        ("R2",),
+        retry_layer=retries.builtin_budget,
+    ),
+    Mutant(
+        "codes_merged",
+        "The case's retryable_codes are added to the defaults: a removed code is still retried.",
+        ("R3",),
+        retry_layer=retries.codes_merged,
+    ),
+    Mutant(
+        "malformed_tool_call_final",
+        "MALFORMED_TOOL_CALL is never retried (the harness before the identity note).",
+        ("R3",),
+        retry_layer=retries.malformed_tool_call_final,
+    ),
+    Mutant(
+        "no_backoff",
+        "Retries at once: no backoff between attempts.",
+        ("R5",),
+        retry_layer=retries.no_backoff,
+    ),
+    Mutant(
+        "retry_after_clamped",
+        "A Retry-After above max_delay is clamped to it and retried instead of given up.",
+        ("R6",),
+        retry_layer=retries.retry_after_clamped,
+    ),
+    Mutant(
+        "fresh_request_id",
+        "Each attempt stamps a fresh request id into the body: a retry is another request.",
+        ("R4",),
+        attempt=retries.FreshRequestIdPerAttempt,
+    ),
+    Mutant(
+        "replays_discarded_prefix",
+        "The discarded attempt's text is shown again before the retry's (anchors K1).",
+        ("R7", "R8"),
+        retry_layer=retries.replays_discarded_prefix,
+    ),
+    Mutant(
+        "keeps_phantom_call",
+        "A tool call of the discarded attempt is kept and closed with the answer (anchors K2).",
+        ("R7", "R8"),
+        retry_layer=retries.keeps_phantom_call,
+    ),
+    Mutant(
+        "exhausted_empty_succeeds",
+        "When the budget runs out on EMPTY_RESPONSE, the empty reply is returned as a success.",
+        ("R2",),
+        retry_layer=retries.exhausted_empty_succeeds,
+    ),
+    Mutant(
+        "drops_discarded_usage",
+        "A retried attempt's usage is dropped with it: billing undercounts retries.",
+        ("R9",),
+        retry_layer=retries.drops_discarded_usage,
     ),
 )
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from importlib.metadata import PackageNotFoundError, version
+from typing import Protocol
 
 import httpx
 
@@ -21,13 +22,35 @@ from conformance.adapters.reference.retry import (
     run_with_retries,
 )
 from conformance.adapters.reference.shell import request_body, stream_attempt
-from conformance.events import PROTOCOL_VERSION, Capabilities, Event, Hello, RunCase
+from conformance.events import (
+    PROTOCOL_VERSION,
+    Capabilities,
+    Event,
+    Hello,
+    RetryPolicy,
+    RunCase,
+)
 from conformance.options import RunOptions
 
 ADAPTER_NAME = "streamconform-reference"
 
 # Starts one attempt: POST the request body to the case's provider with the given client.
 StartAttempt = Callable[[httpx.AsyncClient, RunCase, bytes], Attempt]
+
+
+class RetryLayer(Protocol):
+    """`run_with_retries` or a variant: a case's attempts in sequence, per its policy."""
+
+    def __call__(
+        self,
+        start_attempt: Callable[[], Attempt],
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep,
+        random: JitterSource,
+        clock: Clock,
+        timeout_s: float | None,
+    ) -> AsyncGenerator[Event, None]: ...
 
 
 def _package_version() -> str:
@@ -42,7 +65,8 @@ class ReferenceAdapter:
 
     No `end`: in process, the end of the iteration is the end of the case, and the runner
     (`PythonAdapterSession`) appends the `end` itself. The subprocess shell writes it.
-    `start_attempt` makes one attempt (the httpx shell; the mutants pass variants of it).
+    `start_attempt` makes one attempt (the httpx shell) and `retry_layer` sequences them; the
+    mutants pass variants of either.
     """
 
     hello = Hello(
@@ -61,11 +85,13 @@ class ReferenceAdapter:
         random: JitterSource | None = None,
         clock: Clock = time.monotonic,
         start_attempt: StartAttempt = stream_attempt,
+        retry_layer: RetryLayer = run_with_retries,
     ) -> None:
         self._sleep = sleep
         self._random = random if random is not None else random_module.Random()
         self._clock = clock
         self._start_attempt = start_attempt
+        self._retry_layer = retry_layer
 
     async def run(
         self, case: RunCase, http_client: httpx.AsyncClient | None = None
@@ -73,7 +99,7 @@ class ReferenceAdapter:
         """The case's events; `http_client` (e.g. the in-process provider) is used, not closed."""
         body = request_body(case)  # once per case, so that every retry sends the same bytes
         async with _client_for(http_client) as client:
-            events = run_with_retries(
+            events = self._retry_layer(
                 lambda: self._start_attempt(client, case, body),
                 case.retry,
                 sleep=self._sleep,

@@ -38,6 +38,14 @@ class JitterSource(Protocol):
     def uniform(self, a: float, b: float) -> float: ...
 
 
+class Decide(Protocol):
+    """`decide_retry` or a variant: the delay before the next attempt, or None (final)."""
+
+    def __call__(
+        self, policy: RetryPolicy, failure: Failure, retries_done: int, *, jitter_sample: float
+    ) -> float | None: ...
+
+
 async def run_with_retries(
     start_attempt: Callable[[], Attempt],
     policy: RetryPolicy,
@@ -46,12 +54,14 @@ async def run_with_retries(
     random: JitterSource,
     clock: Clock = time.monotonic,
     timeout_s: float | None = None,
+    decide: Decide = decide_retry,
 ) -> AsyncGenerator[Event, None]:
     """Every attempt's events, a `retry` between attempts, until one succeeds or is final.
 
     The outcome is the last attempt's: a budget that runs out ends with that attempt's
     failure, never with an empty success. With `timeout_s`, no retry is started that could
     not be waited for in time, and an attempt still running at the deadline ends in TIMEOUT.
+    `decide` is the retry decision (a seam for the mutants).
     """
     deadline = None if timeout_s is None else clock() + timeout_s
     attempt_number = 0
@@ -64,9 +74,7 @@ async def run_with_retries(
         failure = attempt.failure  # None too when the deadline cut the attempt short
         if failure is None:
             return
-        delay_ms = decide_retry(
-            policy, failure, attempt_number - 1, jitter_sample=random.uniform(-1, 1)
-        )
+        delay_ms = decide(policy, failure, attempt_number - 1, jitter_sample=random.uniform(-1, 1))
         if delay_ms is None or not _fits(delay_ms, deadline, clock):
             return
         yield Retry(attempt=attempt_number, code=failure.code, delay_ms=delay_ms)

@@ -237,11 +237,14 @@ class StreamTranslator:
         if self._finished:
             return []
         self._finished = True
+        # A usage the wire already sent is billed whatever happens next: it is reported
+        # before the failure, as at [DONE] (R9), not lost with the attempt.
+        usage: list[Event] = [] if self._pending_usage is None else [self._pending_usage]
         # Open blocks stay open: an error finish may leave them (G6), and closing them would
         # present partial output as complete.
         if code == codes.ABORTED:
-            return [Finish(reason="aborted", code=code, message=message)]
-        return [_error_finish(code, message)]
+            return [*usage, Finish(reason="aborted", code=code, message=message)]
+        return [*usage, _error_finish(code, message)]
 
 
 def _is_error_payload(document: object) -> bool:

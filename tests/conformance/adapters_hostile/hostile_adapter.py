@@ -1,7 +1,9 @@
 """A subprocess adapter that misbehaves on demand, for tests of SubprocessAdapterSession.
 
-Stdlib only. It never makes HTTP requests. A case whose id contains one of these words gets
-that misbehaviour; any other case gets a correct `finish` + `end` (the echo adapter):
+Stdlib only. A case whose id contains one of these words gets that misbehaviour; any other
+case gets a correct `finish` + `end` (the echo adapter, which makes no HTTP request), or with
+--delegate is run by the stdlib example adapter (examples/python-adapter), so that a whole
+suite can be judged around the misbehaving cases:
 
     hang           spawns a sleeping grandchild (sharing our pipes), then never answers;
                    with "garbage" too, it first prints a non-JSON line
@@ -9,22 +11,29 @@ that misbehaviour; any other case gets a correct `finish` + `end` (the echo adap
     garbage        prints a non-JSON line, then finishes correctly
     other          prints an event tagged with another case id, then finishes correctly
     huge           prints a 20 MB line, then finishes correctly
+    megaline       prints a 10 MB line that is not JSON, then finishes correctly
     flood-forever  prints events for ever, never `end`
     flood          prints FLOOD_EVENTS events, then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
 
 Flags: --no-hello (never greets), --protocol N (greets with that version),
 --hello-once PATH (greets only if PATH does not exist, creating it: every restart fails),
---ignore-eof (keeps running after stdin closes, until a signal ends it).
+--silent-restart PATH (the same, but a restart stays alive and silent instead of exiting),
+--ignore-eof (keeps running after stdin closes, until a signal ends it),
+--delegate (normal cases are run by the example adapter, with its capabilities).
 """
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import ModuleType
 
 FLOOD_EVENTS = 20_000
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "python-adapter" / "adapter.py"
 
 
 def emit(message: dict[str, object]) -> None:
@@ -70,6 +79,11 @@ def huge(case: str) -> None:
     finish(case)
 
 
+def megaline(case: str) -> None:
+    sys.stdout.write("{" + "x" * (10 * 1000 * 1000) + "\n")
+    finish(case)
+
+
 def flood(case: str, count: int | None) -> None:
     line = json.dumps({"case": case, "type": "text-delta", "index": 0, "text": "a"}) + "\n"
     batch = line * 1000
@@ -86,7 +100,16 @@ def stderr(case: str) -> None:
     finish(case)
 
 
-def handle(case: str) -> None:
+def load_example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("example_adapter", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def handle(message: dict[str, object], example: ModuleType | None) -> None:
+    case = str(message["case"])
     if "hang" in case:
         hang(case)
     elif "exit" in case:
@@ -97,46 +120,59 @@ def handle(case: str) -> None:
         other(case)
     elif "huge" in case:
         huge(case)
+    elif "megaline" in case:
+        megaline(case)
     elif "flood-forever" in case:
         flood(case, None)
     elif "flood" in case:
         flood(case, FLOOD_EVENTS)
     elif "stderr" in case:
         stderr(case)
+    elif example is not None:
+        example.run_case(message, lambda event: emit({"case": case, **event}))
+        emit({"case": case, "type": "end"})
     else:
         finish(case)
 
 
-def greet(args: list[str]) -> bool:
-    if "--no-hello" in args:
+def first_start(args: list[str]) -> bool:
+    """False once the marker file of --hello-once or --silent-restart exists."""
+    for flag in ("--hello-once", "--silent-restart"):
+        if flag in args:
+            marker = args[args.index(flag) + 1]
+            if os.path.exists(marker):
+                return False
+            open(marker, "w").close()
+    return True
+
+
+def greet(args: list[str], example: ModuleType | None) -> bool:
+    if "--no-hello" in args or not first_start(args):
         return False
-    if "--hello-once" in args:
-        marker = args[args.index("--hello-once") + 1]
-        if os.path.exists(marker):
-            return False
-        open(marker, "w").close()
     protocol = int(args[args.index("--protocol") + 1]) if "--protocol" in args else 1
+    capabilities = example.HELLO["capabilities"] if example is not None else {"deltas": True}
     emit(
         {
             "type": "hello",
             "protocol": protocol,
             "name": "hostile",
             "version": "0.0.1",
-            "capabilities": {"deltas": True},
+            "capabilities": capabilities,
         }
     )
     return True
 
 
 def main() -> None:
-    if not greet(sys.argv[1:]):
+    example = load_example() if "--delegate" in sys.argv else None
+    if not greet(sys.argv[1:], example):
         sys.stderr.write(f"no hello from me (pid={os.getpid()})\n")
         sys.stderr.flush()
-        if "--no-hello" in sys.argv:
+        if "--no-hello" in sys.argv or "--silent-restart" in sys.argv:
             time.sleep(60)  # silent but alive: the suite must time out, not wait
         sys.exit(1)
     for line in sys.stdin:
-        handle(json.loads(line)["case"])
+        handle(json.loads(line), example)
     if "--ignore-eof" in sys.argv:
         time.sleep(60)
 

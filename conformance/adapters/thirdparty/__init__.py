@@ -1,0 +1,103 @@
+"""Shims that drive real third-party libraries through the adapter protocol.
+
+Each shim module imports its library at import time, so nothing here imports them: the
+registry below names each shim, the library that must be importable for it to run and the
+distributions whose versions the compatibility matrix records. A shim runs in the tox
+environment of its extra (``tox -e shim-openai``), never in the main test suite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from importlib import metadata
+
+
+@dataclass(frozen=True)
+class Shim:
+    name: str  # the matrix column, e.g. "litellm-hosted-vllm"
+    title: str  # what the column drives
+    module: str  # the shim module, under conformance.adapters.thirdparty
+    factory: str  # its factory function
+    library: str  # the import name that must be present
+    distributions: tuple[str, ...]  # whose versions the matrix records
+    extra: str  # the pyproject extra (and tox environment shim-<extra>)
+
+    @property
+    def target(self) -> str:
+        """The ``--adapter`` value that loads this shim."""
+        return f"conformance.adapters.thirdparty.{self.module}:{self.factory}"
+
+    @property
+    def installed(self) -> bool:
+        return importlib.util.find_spec(self.library) is not None
+
+    def versions(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for distribution in self.distributions:
+            try:
+                found[distribution] = metadata.version(distribution)
+            except metadata.PackageNotFoundError:
+                continue
+        return found
+
+
+SHIMS: dict[str, Shim] = {
+    shim.name: shim
+    for shim in (
+        Shim(
+            "openai",
+            "openai-python ChatCompletionStreamState",
+            "openai_state",
+            "factory",
+            "openai",
+            ("openai",),
+            "openai",
+        ),
+        Shim(
+            "langchain",
+            "langchain-openai ChatOpenAI.stream, chunks added up",
+            "langchain",
+            "factory",
+            "langchain_openai",
+            ("langchain-openai", "langchain-core", "openai"),
+            "langchain",
+        ),
+        Shim(
+            "litellm-openai",
+            "litellm.completion openai/ route + stream_chunk_builder",
+            "litellm",
+            "openai_route",
+            "litellm",
+            ("litellm", "openai"),
+            "litellm",
+        ),
+        Shim(
+            "litellm-hosted-vllm",
+            "litellm.completion hosted_vllm/ route (own SSE parser) + stream_chunk_builder",
+            "litellm",
+            "hosted_vllm_route",
+            "litellm",
+            ("litellm",),
+            "litellm",
+        ),
+        Shim(
+            "pydantic-ai",
+            "pydantic-ai OpenAIChatModel.request_stream",
+            "pydantic_ai",
+            "factory",
+            "pydantic_ai",
+            ("pydantic-ai-slim", "openai"),
+            "pydantic-ai",
+        ),
+        Shim(
+            "llama-index",
+            "llama-index-llms-openai OpenAI.stream_chat_with_tools",
+            "llama_index",
+            "factory",
+            "llama_index.llms.openai",
+            ("llama-index-llms-openai", "llama-index-core", "openai"),
+            "llama-index",
+        ),
+    )
+}

@@ -1,0 +1,191 @@
+"""What every shim shares: the library's assembled message → protocol events.
+
+A shim drives its library to the end of the stream and hands back an :class:`Assembled`:
+the text, reasoning, tool calls, usage and raw finish reason *as the library reported
+them*. Nothing is repaired here (real-adapters.md §6): an empty id stays empty, a missing
+finish stays missing, and only usage the provider actually sent is reported. A library
+exception becomes one ``thrown`` event with the code of :mod:`.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...events import (
+    PROTOCOL_VERSION,
+    Block,
+    BlockEnd,
+    BlockStart,
+    Capabilities,
+    Event,
+    Finish,
+    FinishReason,
+    Hello,
+    ReasoningBlock,
+    RunCase,
+    TextBlock,
+    Thrown,
+    ToolCallBlock,
+    Usage,
+)
+from ...options import DEFAULT_TOOLS, RunOptions
+from .errors import error_code
+
+NATIVE_RETRY = "native_retry"
+"""``RunOptions.extra`` key: keep the library's own retry defaults (the retry profile)."""
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "length": "max-tokens",
+}
+
+
+@dataclass(frozen=True)
+class AssembledCall:
+    id: str | None
+    name: str | None
+    arguments: str | None
+
+
+@dataclass
+class Assembled:
+    """A library's final message, read from the rawest fields it exposes."""
+
+    text: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[AssembledCall] = field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None  # the wire's value, as the library reports it
+
+    def blocks(self) -> list[Block]:
+        """Reasoning, text, then tool calls; empty text opens nothing (C1)."""
+        blocks: list[Block] = []
+        if self.reasoning:
+            blocks.append(ReasoningBlock(text=self.reasoning))
+        if self.text:
+            blocks.append(TextBlock(text=self.text))
+        blocks += [
+            ToolCallBlock(id=c.id or "", name=c.name or "", arguments=c.arguments or "")
+            for c in self.tool_calls
+        ]
+        return blocks
+
+    def events(self) -> Iterator[Event]:
+        for index, block in enumerate(self.blocks()):
+            yield BlockStart(index=index, block_type=block.type)
+            yield BlockEnd(index=index, block=block)
+        if self.usage is not None:
+            yield self.usage
+        finish = finish_event(self.finish_reason)
+        if finish is not None:
+            yield finish
+
+
+def finish_event(reason: str | None) -> Finish | None:
+    """The protocol finish for a wire finish reason; none observed → no finish at all."""
+    if not reason:
+        return None
+    mapped = _FINISH.get(reason)
+    if mapped is not None:
+        return Finish(reason=mapped)
+    return Finish(reason="error", code=reason.upper())
+
+
+def usage_event(
+    prompt: int | None, completion: int | None, cached: int | None, reasoning: int | None
+) -> Usage | None:
+    """Protocol usage (C4: input excludes cached) from the provider's counts."""
+    if prompt is None or completion is None:
+        return None
+    return Usage(
+        input_tokens=prompt - (cached or 0),
+        output_tokens=completion,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+def thrown(error: BaseException) -> Thrown:
+    code = error_code(error)
+    message = f"{type(error).__name__}: {error}"[:500]
+    return Thrown(message=message, code=code) if code else Thrown(message=message)
+
+
+def hello(name: str, version: str, *, reasoning: bool, usage: bool = True) -> Hello:
+    """The handshake every shim sends: assembled blocks only, no retry layer of its own
+    that follows the case's policy, failures classified by the shared table."""
+    return Hello(
+        protocol=PROTOCOL_VERSION,
+        name=name,
+        version=version,
+        capabilities=Capabilities(
+            deltas=False, reasoning=reasoning, usage=usage, retry=False, error_codes=True
+        ),
+    )
+
+
+def native_retry(options: RunOptions) -> bool:
+    return bool(options.extra.get(NATIVE_RETRY, False))
+
+
+def user_messages(case: RunCase) -> list[dict[str, Any]]:
+    messages = case.request.get("messages")
+    return list(messages) if isinstance(messages, list) else []
+
+
+def tool_schemas(case: RunCase) -> list[dict[str, Any]]:
+    tools = case.request.get("tools")
+    return list(tools) if isinstance(tools, list) else list(DEFAULT_TOOLS)
+
+
+def model_name(case: RunCase) -> str:
+    return str(case.request.get("model", "fake-model"))
+
+
+def integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def first_text(values: Sequence[object]) -> str | None:
+    """The first non-empty string among ``values`` (a library's alternative fields)."""
+    return next((v for v in values if isinstance(v, str) and v), None)
+
+
+class SyncShim:
+    """A shim whose library blocks: ``run`` is a plain generator (the suite runs it on a
+    thread). Subclasses implement :meth:`assemble`."""
+
+    hello: Hello
+
+    def assemble(self, case: RunCase) -> Assembled:
+        raise NotImplementedError
+
+    def run(self, case: RunCase) -> Iterator[Event]:
+        try:
+            assembled = self.assemble(case)
+        except Exception as error:  # the library's failure is the outcome under test
+            yield thrown(error)
+            return
+        yield from assembled.events()
+
+
+class AsyncShim:
+    """A shim over an asyncio library: ``run`` is an async generator."""
+
+    hello: Hello
+
+    async def assemble(self, case: RunCase) -> Assembled:
+        raise NotImplementedError
+
+    async def run(self, case: RunCase) -> AsyncIterator[Event]:
+        try:
+            assembled = await self.assemble(case)
+        except Exception as error:  # the library's failure is the outcome under test
+            yield thrown(error)
+            return
+        for event in assembled.events():
+            yield event

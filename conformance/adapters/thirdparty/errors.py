@@ -1,0 +1,87 @@
+"""One exception → canonical code table for every shim (real-adapters.md §6).
+
+Exceptions are matched by class name along the MRO, so this module imports no third-party
+library. A library's own wrapper is looked through (its cause chain, litellm's
+``original_exception``); an HTTP status carried by the exception is classified exactly as
+the oracle classifies it. Anything unknown gets no code: ``thrown`` is non-strict either way.
+"""
+
+from __future__ import annotations
+
+from ...codes import MALFORMED_RESPONSE, RATE_LIMIT, SERVER, STREAM_CLOSED, TIMEOUT, TRANSPORT
+from ...oracle import classify_status
+
+# Most specific first: a name found earlier in an exception's MRO wins.
+_BY_NAME = {
+    "APITimeoutError": TIMEOUT,
+    "TimeoutException": TIMEOUT,
+    "Timeout": TIMEOUT,
+    "ReadTimeout": TIMEOUT,
+    "RemoteProtocolError": TRANSPORT,
+    "APIConnectionError": TRANSPORT,
+    "ModelConnectionError": TRANSPORT,
+    "ConnectError": TRANSPORT,
+    "ReadError": TRANSPORT,
+    "JSONDecodeError": MALFORMED_RESPONSE,
+    "RateLimitError": RATE_LIMIT,
+    "ModelRateLimitError": RATE_LIMIT,
+    "ModelOverloadedError": SERVER,
+    "ModelServerError": SERVER,
+    "InternalServerError": SERVER,
+}
+# Wrappers whose own status says nothing (litellm's is always 503): read what they wrap.
+_WRAPPERS = {"MidStreamFallbackError"}
+_END_WITHOUT_FINISH = "Stream ended before a finish_reason"  # litellm MidStreamFallbackError
+_UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON error
+_MAX_DEPTH = 5
+
+
+def error_code(error: BaseException) -> str | None:
+    """The canonical code of a library exception, or None when it says nothing usable."""
+    for depth, current in enumerate(_chain(error)):
+        code = _own_code(current)
+        if code is not None or depth >= _MAX_DEPTH:
+            return code
+    return None
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The exception, then what it wraps (litellm's original_exception, then the cause)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen and len(seen) <= _MAX_DEPTH:
+        seen.append(current)
+        wrapped = getattr(current, "original_exception", None)
+        current = wrapped if isinstance(wrapped, BaseException) else current.__cause__
+    return seen
+
+
+def _own_code(error: BaseException) -> str | None:
+    message = str(error)
+    if _END_WITHOUT_FINISH in message:
+        return STREAM_CLOSED
+    if _UNDECODABLE in message:
+        return MALFORMED_RESPONSE
+    names = [cls.__name__ for cls in type(error).__mro__]
+    if _WRAPPERS & set(names):
+        return None
+    by_name = next((_BY_NAME[name] for name in names if name in _BY_NAME), None)
+    if by_name is not None and by_name != SERVER:
+        return by_name
+    status = _status(error)
+    if status is not None:
+        return classify_status(status, message)
+    if by_name is not None:
+        return by_name
+    if "APIError" in names:  # raised from a {"error": …} frame: the provider's own failure
+        return SERVER
+    return None
+
+
+def _status(error: BaseException) -> int | None:
+    """An HTTP status the exception carries, or the numeric code of an error frame."""
+    for attribute in ("status_code", "status", "code"):
+        value = getattr(error, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+            return value
+    return None

@@ -1,0 +1,110 @@
+"""pydantic-ai: ``OpenAIChatModel.request_stream`` driven to the end, then ``get()``.
+
+The finish is the raw ``provider_details["finish_reason"]``: ``ModelResponse.finish_reason``
+is synthesised ``stop`` when the wire sent none. Usage is omitted when pydantic-ai marks
+the request unmeasured (the provider sent none; its numbers are zeros). Arguments are the
+raw string a ``ToolCallPart`` keeps (real-adapters.md §3.4).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from typing import Any
+
+from openai import AsyncOpenAI
+from pydantic_ai.messages import ModelRequest, TextPart, ThinkingPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.tools import ToolDefinition
+
+from ...events import RunCase
+from ...options import RunOptions
+from .common import (
+    Assembled,
+    AssembledCall,
+    AsyncShim,
+    hello,
+    integer,
+    model_name,
+    native_retry,
+    tool_schemas,
+    usage_event,
+    user_messages,
+)
+
+
+class PydanticAIShim(AsyncShim):
+    def __init__(self, options: RunOptions) -> None:
+        version = metadata.version("pydantic-ai-slim")
+        self.hello = hello("pydantic-ai OpenAIChatModel", version, reasoning=True)
+        self.native_retry = native_retry(options)
+
+    async def assemble(self, case: RunCase) -> Assembled:
+        retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0}
+        client = AsyncOpenAI(
+            base_url=case.base_url, api_key=case.api_key, timeout=case.idle_timeout_s, **retries
+        )
+        async with client:
+            model = OpenAIChatModel(model_name(case), provider=OpenAIProvider(openai_client=client))
+            parameters = ModelRequestParameters(
+                function_tools=[_tool(schema) for schema in tool_schemas(case)],
+                allow_text_output=True,
+            )
+            prompt = " ".join(str(m.get("content", "")) for m in user_messages(case))
+            request = ModelRequest(parts=[UserPromptPart(content=prompt)])
+            async with model.request_stream([request], None, parameters) as streamed:
+                async for _ in streamed:
+                    pass
+                return _assembled(streamed.get())
+
+
+def _tool(schema: dict[str, Any]) -> ToolDefinition:
+    function = schema["function"]
+    return ToolDefinition(
+        name=function["name"],
+        description=function.get("description"),
+        parameters_json_schema=function.get("parameters", {}),
+    )
+
+
+def _assembled(response: Any) -> Assembled:
+    texts = [part.content for part in response.parts if isinstance(part, TextPart)]
+    thoughts = [part.content for part in response.parts if isinstance(part, ThinkingPart)]
+    calls = [
+        AssembledCall(part.tool_call_id, part.tool_name, _raw(part.args))
+        for part in response.parts
+        if isinstance(part, ToolCallPart)
+    ]
+    details = response.provider_details or {}
+    return Assembled(
+        text="".join(texts) or None,
+        reasoning="".join(thoughts) or None,
+        tool_calls=calls,
+        usage=_usage(response.usage),
+        finish_reason=details.get("finish_reason"),
+    )
+
+
+def _raw(args: Any) -> str | None:
+    """A ToolCallPart keeps the streamed string; a dict means pydantic-ai parsed it."""
+    if args is None or isinstance(args, str):
+        return args
+    return json.dumps(args)
+
+
+def _usage(usage: Any) -> Any:
+    if usage is None or usage.unmeasured_requests:
+        return None
+    reasoning = (usage.details or {}).get("reasoning_tokens")
+    return usage_event(
+        integer(usage.input_tokens),
+        integer(usage.output_tokens),
+        integer(usage.cache_read_tokens) if usage.cache_read_tokens else None,
+        integer(reasoning),
+    )
+
+
+def factory(options: RunOptions) -> PydanticAIShim:
+    return PydanticAIShim(options)

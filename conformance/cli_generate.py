@@ -1,0 +1,259 @@
+"""``conformance fuzz`` and ``conformance replay``: generated cases, shrunk failures, replays.
+
+``fuzz`` runs one property per invariant family (:mod:`conformance.properties`) and writes
+each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such a fixture
+(or any) under the same conditions and prints every verdict. ``generated_cases`` serves
+``conformance run --generate N``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import hypothesis
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from fakeprovider.fixture_yaml import fixture_yaml
+from fakeprovider.fixtures import FixtureError, load_fixtures
+from fakeprovider.scenario import Scenario
+
+from .adapters.base import AdapterLoadError
+from .generated import GENERATED_OPTIONS, CaseRunner, Transport
+from .hypothesis_profiles import PROFILES
+from .invariants import CATALOGUE
+from .properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
+from .results import CaseResult
+
+_STYLE = {"pass": "green", "non-strict": "yellow", "info": "cyan", "n/a": "dim", "fail": "bold red"}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_TRANSPORTS: dict[str, Transport | None] = {
+    "auto": None,
+    "in-process": "in-process",
+    "loopback": "loopback",
+}
+_ADAPTER_OPTIONS = (
+    click.option("--adapter", "adapter_target", help="Python adapter: module:factory."),
+    click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol)."),
+    click.option(
+        "--transport",
+        type=click.Choice(sorted(_TRANSPORTS)),
+        default="auto",
+        show_default=True,
+        help="auto: in process for a Python adapter that takes an http_client.",
+    ),
+    click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures."),
+)
+
+
+def adapter_options(command: F) -> F:
+    """The options that choose the adapter and how it reaches the provider."""
+    for option in reversed(_ADAPTER_OPTIONS):
+        command = option(command)
+    return command
+
+
+def generated_cases(count: int, seed: int | None) -> tuple[list[Scenario], int]:
+    """``count`` generated cases and the seed that draws them (a random one if None)."""
+    chosen = random.SystemRandom().randrange(2**32) if seed is None else seed
+    return sample_cases(count, chosen), chosen
+
+
+def _open_runner(
+    stack: ExitStack, target: str | None, command: str | None, transport: str, strict: bool
+) -> CaseRunner:
+    if target and command:
+        raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    options = replace(GENERATED_OPTIONS, strict=strict)
+    runner = CaseRunner(target, command, options, transport=_TRANSPORTS[transport])
+    try:
+        return stack.enter_context(runner)
+    except (AdapterLoadError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command()
+@adapter_options
+@click.option(
+    "--family",
+    "chosen",
+    multiple=True,
+    help="Only this invariant family (repeatable): G, C, T, E, S, H…",
+)
+@click.option(
+    "--hypothesis-profile",
+    "profile",
+    type=click.Choice(sorted(PROFILES)),
+    default="ci",
+    show_default=True,
+    help="Examples per family and randomness: ci (25, fixed), dev (200), thorough (2000).",
+)
+@click.option("--seed", type=int, help="Seed of the draws (default: 0 for ci, else random).")
+@click.option("--max-examples", type=click.IntRange(min=1), help="Examples per family.")
+@click.option(
+    "--save-failures",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each shrunk failure here as a fixture.",
+)
+def fuzz(
+    adapter_target: str | None,
+    adapter_cmd: str | None,
+    transport: str,
+    strict: bool,
+    chosen: tuple[str, ...],
+    profile: str,
+    seed: int | None,
+    max_examples: int | None,
+    save_failures: Path | None,
+) -> None:
+    """Generate adversarial streams per invariant family; shrink every failure.
+
+    Exits 0 when every family's property holds.
+    """
+    known = families()
+    unknown = [family for family in chosen if family not in known]
+    if unknown:
+        raise click.UsageError(f"no generated cases for {unknown}; families: {', '.join(known)}")
+    settings = PROFILES[profile]
+    if seed is None:
+        seed = 0 if settings.derandomize else random.SystemRandom().randrange(2**32)
+    if max_examples is not None:
+        settings = hypothesis.settings(settings, max_examples=max_examples)
+    console = Console()
+    runs: list[FamilyRun] = []
+    with ExitStack() as stack:
+        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict)
+        _line(
+            console,
+            f"[bold]{escape(runner.session.hello.name)}[/] over {runner.transport}; "
+            f"--hypothesis-profile {profile} --seed {seed}",
+        )
+        for family in chosen or known:
+            run = check_family(runner, family, settings=settings, seed=seed)
+            runs.append(run)
+            _print_family(console, run)
+            if run.failure is not None and save_failures is not None:
+                path = save_failure(run.failure, save_failures, seed, profile, runner.invocation)
+                _line(console, escape(f"  saved: {path}"))
+                _line(console, escape(f"  replay: conformance replay {path} {runner.invocation}"))
+    console.print(_summary(runs))
+    sys.exit(0 if all(run.passed for run in runs) else 1)
+
+
+def _line(console: Console, markup: str) -> None:
+    """One line as is: never wrapped (reasons are grepped), no highlighting."""
+    console.print(markup, highlight=False, soft_wrap=True)
+
+
+def _print_family(console: Console, run: FamilyRun) -> None:
+    exercised = ", ".join(f"{name} {count}" for name, count in sorted(run.exercised.items()))
+    head = f"{run.family}: {run.examples} examples in {run.seconds:.1f} s"
+    failure = run.failure
+    if failure is None:
+        _line(console, f"[green]ok[/] {head} (judged: {exercised or 'none'})")
+        return
+    flaky = " (flaky)" if run.flaky else ""
+    size = f"{failure.size.events} events, {failure.size.bytes} bytes"
+    _line(console, f"[bold red]FAILED[/] {head}{flaky}; shrunk to {size} ({failure.scenario.id})")
+    for breach in failure.breaches:
+        verdict = f"[{_STYLE[breach.verdict]}]{breach.verdict}[/]"
+        _line(console, f"  {verdict} {breach.invariant}: {escape(breach.reason)}")
+
+
+def _summary(runs: list[FamilyRun]) -> Table:
+    table = Table("family", "examples", "seconds", "result", "shrunk (events, bytes)")
+    for run in runs:
+        failure = run.failure
+        table.add_row(
+            run.family,
+            str(run.examples),
+            f"{run.seconds:.1f}",
+            "[green]ok[/]" if failure is None else f"[red]{', '.join(failure.invariants)}[/]",
+            "·" if failure is None else f"{failure.size.events}, {failure.size.bytes}",
+        )
+    return table
+
+
+def save_failure(
+    failure: PropertyFailure, directory: Path, seed: int, profile: str, invocation: str
+) -> Path:
+    """Write the shrunk scenario as ``directory/<id>.yaml``, saying how it was found."""
+    scenario = failed_fixture(failure, seed, profile, invocation)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{scenario.id}.yaml"
+    path.write_text(fixture_yaml(scenario), encoding="utf-8")
+    return path
+
+
+def failed_fixture(failure: PropertyFailure, seed: int, profile: str, invocation: str) -> Scenario:
+    """The shrunk scenario with the invariant, the seed and the adapter in its provenance."""
+    first = failure.breaches[0]
+    scenario = failure.scenario
+    notes = (
+        f"Found by `conformance fuzz --family {failure.family} --hypothesis-profile {profile} "
+        f"--seed {seed} {invocation}`: {first.invariant} {first.verdict}: {first.reason}. "
+        f"Shrunk by Hypothesis to {failure.size.events} events, {failure.size.bytes} bytes."
+    )
+    provenance = scenario.provenance.model_copy(update={"notes": notes})
+    return scenario.model_copy(
+        update={
+            "title": f"Generated: {first.invariant} {first.verdict} ({failure.family} family)",
+            "provenance": provenance,
+            "tags": (*scenario.tags, *failure.invariants),
+        }
+    )
+
+
+@click.command()
+@click.argument(
+    "fixture_paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path)
+)
+@adapter_options
+def replay(
+    fixture_paths: tuple[Path, ...],
+    adapter_target: str | None,
+    adapter_cmd: str | None,
+    transport: str,
+    strict: bool,
+) -> None:
+    """Re-run fixtures (e.g. a saved failure of `conformance fuzz`) and print every verdict.
+
+    The cases run with the options generated cases run with. Exits 1 on a failing verdict.
+    """
+    try:
+        scenarios = load_fixtures(fixture_paths)
+    except FixtureError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(2)
+    console = Console()
+    failed = False
+    with ExitStack() as stack:
+        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict)
+        for scenario in scenarios:
+            result = runner.run(scenario)
+            _print_verdicts(console, result)
+            failed = failed or result.worst == "fail"
+    sys.exit(1 if failed else 0)
+
+
+def _print_verdicts(console: Console, result: CaseResult) -> None:
+    """One line per verdict, as `conformance run` prints failures."""
+    ended = "" if result.status == "completed" else f" ({result.status}: {result.detail})"
+    _line(console, f"[bold]{escape(result.case)}[/]{escape(ended)}")
+    for name, verdict in result.verdicts.items():
+        level = CATALOGUE[name].level if name in CATALOGUE else "?"
+        reason = f": {escape(verdict.reason)}" if verdict.reason else ""
+        _line(
+            console, f"  [{_STYLE[verdict.verdict]}]{verdict.verdict}[/] {name} ({level}){reason}"
+        )

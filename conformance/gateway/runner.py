@@ -1,0 +1,219 @@
+"""Gateway mode: the fake provider as the upstream, each scenario's request sent through the
+gateway, the re-emitted stream judged for meaning and wire hazards.
+
+The gateway is configured with one upstream base URL, ``http://127.0.0.1:PORT/v1``; each
+request names its scenario by ``model`` (``scenario/<id>``) and the ``x-scenario-id``
+header, whichever the gateway passes through. If the gateway retries upstream itself, its
+answer is judged against the attempt it was last served.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
+from fakeprovider.recording import redacted
+from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.scenario import Scenario
+from fakeprovider.server import FakeProviderServer
+
+from ..evidence import ObservedAttempt
+from ..lint import RULES, Finding, LintResult, attempt_wire, lint
+from ..options import default_request
+from ..oracle import expected_attempt
+from ..results import CaseResult, RunResult
+from ..runner import _settle, suite_version
+from .capture import GatewayCapture, capture_response
+from .meaning import MEANING_RULES, judge_meaning
+from .outcome import gateway_events
+from .verdicts import hazard_verdicts, meaning_verdicts
+
+# The reference translator judges the gateway's bytes: it reports all of these, and the
+# gateway mode never retries (one request per case, judged as one attempt).
+JUDGE_CAPABILITIES = {
+    "deltas": True,
+    "reasoning": True,
+    "usage": True,
+    "retry": False,
+    "error_codes": True,
+}
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    gateway_url: str  # the gateway's OpenAI base URL, e.g. http://127.0.0.1:4000/v1
+    upstream_port: int = 8765
+    upstream_host: str = "127.0.0.1"
+    model_prefix: str = DEFAULT_MODEL_PREFIX  # what the fake upstream reads from ``model``
+    model: str | None = None  # the request's model, ``{id}`` replaced; default prefix + id
+    api_key: str = "sk-test"
+    idle_timeout_s: float = 5.0
+    timeout_s: float = 30.0
+    strict: bool = False
+    name: str = ""  # how reports name the gateway; default its URL
+
+    def request_model(self, scenario_id: str) -> str:
+        template = self.model if self.model is not None else self.model_prefix + "{id}"
+        return template.replace("{id}", scenario_id)
+
+    @property
+    def completions_url(self) -> str:
+        return self.gateway_url.rstrip("/") + "/chat/completions"
+
+
+def catalogue() -> list[dict[str, Any]]:
+    entries = [rule.describe() for rule in MEANING_RULES.values()]
+    return entries + [rule.describe() for rule in RULES.values()]
+
+
+async def run_gateway(
+    scenarios: Sequence[Scenario],
+    options: GatewayOptions,
+    *,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> RunResult:
+    started = _now()
+    registry = ScenarioRegistry(scenarios)
+    server = FakeProviderServer(
+        registry, options.upstream_host, options.upstream_port, model_prefix=options.model_prefix
+    )
+    cases = []
+    async with server, httpx.AsyncClient(trust_env=False) as client:
+        upstream = f"{server.root_url}/v1"
+        for scenario in scenarios:
+            result = await _run_case(client, registry, scenario, options)
+            cases.append(result)
+            if on_case is not None:
+                on_case(result)
+    return RunResult(
+        suite_version=suite_version(),
+        adapter={
+            "name": options.name or f"gateway {options.gateway_url}",
+            "version": "",
+            "protocol": "gateway",
+            "capabilities": JUDGE_CAPABILITIES,
+        },
+        options={
+            "mode": "gateway",
+            "gateway_url": options.gateway_url,
+            "upstream": upstream,
+            "model": options.request_model("{id}"),
+            "idle_timeout_s": options.idle_timeout_s,
+            "timeout_s": options.timeout_s,
+            "strict": options.strict,
+        },
+        started_at=started,
+        finished_at=_now(),
+        catalogue=catalogue(),
+        cases=cases,
+    )
+
+
+def _request(scenario: Scenario, options: GatewayOptions) -> tuple[bytes, dict[str, str]]:
+    request = default_request() | {"model": options.request_model(scenario.id)}
+    headers = {
+        "authorization": f"Bearer {options.api_key}",
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "accept-encoding": "identity",  # the lint reads the bytes as the gateway sent them
+        SCENARIO_HEADER: scenario.id,
+    }
+    return json.dumps(request, separators=(",", ":")).encode(), headers
+
+
+async def _run_case(
+    client: httpx.AsyncClient,
+    registry: ScenarioRegistry,
+    scenario: Scenario,
+    options: GatewayOptions,
+) -> CaseResult:
+    registry.clear_requests(scenario.id)
+    body, headers = _request(scenario, options)
+    capture = await capture_response(
+        client,
+        options.completions_url,
+        body,
+        headers,
+        idle_timeout_s=options.idle_timeout_s,
+        timeout_s=options.timeout_s,
+    )
+    await _settle(registry, scenario.id)
+    requests = registry.requests(scenario.id)
+    served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
+    expected = expected_attempt(scenario, served, now=time.time())
+    observed = ObservedAttempt(1, tuple(gateway_events(capture)))
+    upstream = attempt_wire(scenario.attempt(served)).lint(include_usage=True)
+    gateway = lint(
+        capture.body,
+        status=capture.status,
+        ending=capture.ending,
+        include_usage=True,
+        upstream_failed=upstream.failed,
+    )
+    verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
+    verdicts |= hazard_verdicts(upstream, gateway, strict=options.strict)
+    return CaseResult(
+        case=scenario.id,
+        title=scenario.title,
+        tags=list(scenario.tags),
+        provenance=scenario.provenance.model_dump(mode="json"),
+        status="completed" if capture.connected else "crash",
+        detail=_detail(capture, len(requests)),
+        duration_s=capture.duration_s,
+        verdicts=verdicts,
+        events=[event.model_dump(mode="json", exclude_none=True) for event in observed.events],
+        expected={"attempts": [expected.summary()]},
+        # The gateway's credentials for its upstream are its operator's: never in a report.
+        requests=[
+            record.model_dump(mode="json")
+            | {"headers": [list(pair) for pair in redacted(record.headers)]}
+            for record in requests
+        ],
+        scenario=scenario.model_dump(mode="json"),
+        gateway={
+            "url": options.completions_url,
+            "request_headers": [list(pair) for pair in redacted(headers.items())],
+            "upstream_attempt": served,
+            "upstream_requests": len(requests),
+            "capture": capture.to_json(),
+            "lint": {"upstream": _findings(upstream), "gateway": _findings(gateway)},
+        },
+    )
+
+
+def _detail(capture: GatewayCapture, upstream_requests: int) -> str:
+    notes = []
+    if not capture.connected:
+        notes.append(f"gateway unreachable: {capture.detail}")
+    elif capture.detail:
+        notes.append(capture.detail)
+    if upstream_requests == 0:
+        notes.append("the gateway never called the upstream")
+    elif upstream_requests > 1:
+        notes.append(f"the gateway called the upstream {upstream_requests} times")
+    return "; ".join(notes)
+
+
+def _findings(result: LintResult) -> list[dict[str, Any]]:
+    return [_finding(finding) for finding in result.findings]
+
+
+def _finding(finding: Finding) -> dict[str, Any]:
+    position = finding.position
+    return {
+        "rule": finding.rule,
+        "line": position.line,
+        "byte": position.offset,
+        "message": finding.message,
+    }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

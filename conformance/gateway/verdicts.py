@@ -1,0 +1,76 @@
+"""Verdicts of one gateway case (sans-IO): meaning judgements and the two lint results.
+
+A hazard counts against the gateway only when it *introduced* it: the gateway's findings
+are compared with the upstream's by what they say (positions move when a gateway rewrites
+a stream), and a hazard passed through unchanged is recorded as info.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..invariants import Judgement
+from ..lint import RULES, Finding, LintResult
+from ..results import InvariantVerdict
+
+
+def meaning_verdicts(
+    judgements: dict[str, Judgement], *, strict: bool
+) -> dict[str, InvariantVerdict]:
+    """MUST rules: a breach fails; a weaker outcome is non-strict (a failure with --strict)."""
+    verdicts = {}
+    for rule_id, judgement in judgements.items():
+        if judgement.held:
+            verdict = "pass"
+        elif judgement.weaker and not strict:
+            verdict = "non-strict"
+        else:
+            verdict = "fail"
+        verdicts[rule_id] = InvariantVerdict(verdict=verdict, reason=judgement.reason)
+    return verdicts
+
+
+def hazard_verdicts(
+    upstream: LintResult, gateway: LintResult, *, strict: bool
+) -> dict[str, InvariantVerdict]:
+    """SHOULD rules, for every rule either stream exercised."""
+    verdicts = {}
+    for rule_id in RULES:
+        if rule_id not in upstream.exercised | gateway.exercised:
+            continue
+        theirs, ours = upstream.of(rule_id), gateway.of(rule_id)
+        introduced = _introduced(theirs, ours)
+        if introduced:
+            verdict = InvariantVerdict(
+                verdict="fail" if strict else "non-strict",
+                reason=f"introduced by the gateway: {_listed(introduced)}",
+            )
+        elif ours:
+            verdict = InvariantVerdict(
+                verdict="info", reason=f"passed through from the upstream: {_listed(ours)}"
+            )
+        elif theirs:
+            verdict = InvariantVerdict(
+                verdict="pass", reason=f"repaired: the upstream had {_listed(theirs)}"
+            )
+        else:
+            verdict = InvariantVerdict(verdict="pass", reason="")
+        verdicts[rule_id] = verdict
+    return verdicts
+
+
+def _introduced(upstream: tuple[Finding, ...], gateway: tuple[Finding, ...]) -> list[Finding]:
+    """The gateway's findings beyond the upstream's same findings (by message)."""
+    budget = Counter(finding.message for finding in upstream)
+    extra = []
+    for finding in gateway:
+        if budget[finding.message]:
+            budget[finding.message] -= 1
+        else:
+            extra.append(finding)
+    return extra
+
+
+def _listed(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{findings[0]}{more}"

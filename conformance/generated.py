@@ -1,0 +1,140 @@
+"""Running generated cases one at a time, as a Hypothesis test asks for them.
+
+A property runs thousands of cases, one per example, from synchronous code. Starting an
+adapter and a provider per case would cost more than the case, so :class:`CaseRunner`
+keeps one event loop, one adapter session and one fake provider for the whole run and
+hands each case to :func:`conformance.runner.run_case`, the same judging the suite does.
+
+The provider is in process when the adapter is a Python one whose ``run`` takes an
+``http_client`` (no sockets: the fast path), and a loopback server otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from dataclasses import replace
+from types import TracebackType
+from typing import Literal
+
+import httpx
+
+from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.scenario import Scenario
+from fakeprovider.server import FakeProviderServer
+from fakeprovider.transport import IN_PROCESS_ORIGIN, AsyncFakeTransport
+
+from .adapters.base import AdapterSession, PythonAdapterSession
+from .adapters.loading import adapter_invocation, open_session
+from .events import RunCase
+from .options import RunOptions, default_request
+from .results import CaseResult
+from .runner import effective_policy, run_case
+
+Transport = Literal["in-process", "loopback"]
+
+# Generated cases have no pauses: a short idle timeout keeps stalls cheap, and a case
+# deadline above the idle timeout plus H4's grace still catches an adapter without one.
+GENERATED_OPTIONS = RunOptions(idle_timeout_s=0.5, timeout_s=3.5)
+
+
+def in_process_capable(session: AdapterSession) -> bool:
+    """True for a Python adapter that takes the in-process provider's ``http_client``."""
+    return isinstance(session, PythonAdapterSession) and session.accepts_http_client
+
+
+class CaseRunner:
+    """One adapter session and one fake provider, kept open across many cases::
+
+        with CaseRunner("conformance.adapters.reference:factory") as runner:
+            result = runner.run(scenario)  # a judged CaseResult
+
+    ``transport`` None picks in process when the adapter can take it, loopback otherwise.
+    """
+
+    def __init__(
+        self,
+        target: str | None = None,
+        command: str | None = None,
+        options: RunOptions = GENERATED_OPTIONS,
+        *,
+        transport: Transport | None = None,
+    ) -> None:
+        self.invocation = adapter_invocation(target, command)
+        self._target, self._command = target, command
+        self._options = options
+        self._wanted = transport
+        self._loop = asyncio.Runner()
+        self._stack = AsyncExitStack()
+        self._registry = ScenarioRegistry()
+        self._session: AdapterSession | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._root = IN_PROCESS_ORIGIN
+        self.transport: Transport = "loopback"
+
+    @property
+    def session(self) -> AdapterSession:
+        if self._session is None:
+            raise RuntimeError("the runner is not open (use it as a context manager)")
+        return self._session
+
+    @property
+    def options(self) -> RunOptions:
+        """The run's options, with the transport actually used."""
+        return replace(self._options, transport=self.transport)
+
+    def __enter__(self) -> CaseRunner:
+        try:
+            self._loop.run(self._open())
+        except BaseException:
+            self._loop.close()
+            raise
+        return self
+
+    async def _open(self) -> None:
+        session = await open_session(self._target, self._command, self._options)
+        self._session = session
+        self._stack.push_async_callback(session.close)
+        capable = in_process_capable(session)
+        if self._wanted == "in-process" and not capable:
+            raise ValueError(f"{self.invocation} cannot take an in-process http_client")
+        self.transport = self._wanted or ("in-process" if capable else "loopback")
+        if self.transport == "in-process":
+            client = httpx.AsyncClient(transport=AsyncFakeTransport(self._registry))
+            self._client = await self._stack.enter_async_context(client)
+        else:
+            server = await self._stack.enter_async_context(FakeProviderServer(self._registry))
+            self._root = server.root_url
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            self._loop.run(self._stack.aclose())
+        finally:
+            self._loop.close()
+
+    def run(self, scenario: Scenario) -> CaseResult:
+        """Run and judge one case; the provider forgets the scenario afterwards."""
+        self._registry.register(scenario)
+        try:
+            return self._loop.run(self._run(scenario))
+        finally:
+            self._registry.remove(scenario.id)
+
+    async def _run(self, scenario: Scenario) -> CaseResult:
+        case = RunCase(
+            case=scenario.id,
+            base_url=f"{self._root}/{scenario.id}/v1",
+            api_key=self._options.api_key,
+            request=default_request(),
+            retry=effective_policy(self.session, self._options, scenario),
+            idle_timeout_s=self._options.idle_timeout_s,
+            timeout_s=self._options.timeout_s,
+        )
+        return await run_case(
+            self.session, self._registry, scenario, case, self._client, self.options
+        )

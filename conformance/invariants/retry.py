@@ -1,0 +1,549 @@
+"""R — retry: which failures are retried, how often, after what wait, with what request, and
+that nothing of a discarded attempt reaches the caller.
+
+Evidence from both sides: the provider's request log (how many requests arrived, when,
+with which bodies) is the ground truth for what the adapter did; its events show what the
+caller was handed (everything after the last `retry`). Every invariant here needs the
+`retry` capability: an adapter without a retry layer gets `n/a` on each case that
+exercises it, judged by the attempts it would have made under the case's policy.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from ..codes import DEFAULT_RETRYABLE_CODES, EMPTY_RESPONSE, MALFORMED_TOOL_CALL
+from ..events import (
+    ReasoningBlock,
+    ReasoningDelta,
+    Retry,
+    RetryPolicy,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    Usage,
+)
+from ..evidence import (
+    Evidence,
+    ObservedAttempt,
+    outcome_difference,
+    streamed_calls,
+    texts,
+    tool_calls,
+    usage_difference,
+)
+from ..options import DEFAULT_POLICY, case_policy
+from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome, retry_decision
+from ..retry_evidence import Wait, announcements, waits
+from .registry import Judgement, breached, held, invariant
+from .transport import RETRY_AFTER_DATE_TOLERANCE_MS
+
+EXECUTOR = "harness: llm-retry executor (harness-contract §d.3)"
+EMPTY_NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
+IDENTITY_NOTE = "note: streamed tool-call identity survives empty continuation deltas"
+
+# Timing is measured at the provider (see conformance.retry_evidence): the gap between the
+# end of attempt n's response and the arrival of request n+1 can only exceed the adapter's
+# wait, so a lower bound needs no tolerance beyond the clock's granularity and the moment
+# the provider takes between writing a response's last bytes and logging its end.
+LOWER_SLACK_MS = 5.0
+# Everything between the adapter's timer and the provider reading the next request (the
+# adapter's own event loop, a new TCP connection, a loaded 2-core machine's scheduler, a
+# subprocess adapter's pipes) only lengthens the gap: upper bounds are generous.
+UPPER_SLACK_MS = 1500.0
+UPPER_SLACK_RATIO = 0.5
+
+Applies = Callable[[ExpectedOutcome, RetryPolicy], bool]
+Compare = Callable[[Evidence, RetryPolicy], Judgement]
+
+
+def _judge(evidence: Evidence, applies: Applies, compare: Compare) -> Judgement | None:
+    """None when the case does not exercise the invariant; otherwise ``compare``'s judgement.
+
+    Whether it is exercised follows from the attempts a conforming adapter makes under the
+    case's policy, so that an adapter without a retry layer (run with retries off) still
+    shows the invariant, as n/a.
+    """
+    outcome, policy = _conforming(evidence)
+    if not applies(outcome, policy):
+        return None
+    if evidence.policy is None:
+        return held("the adapter has no retry layer")  # the registry reports it n/a
+    return compare(evidence, evidence.policy)
+
+
+def _conforming(evidence: Evidence) -> tuple[ExpectedOutcome, RetryPolicy]:
+    if evidence.policy is not None:
+        return evidence.expected, evidence.policy
+    policy = case_policy(DEFAULT_POLICY, evidence.scenario)
+    return expected_outcome(evidence.scenario, policy), policy
+
+
+def _failed_attempts(outcome: ExpectedOutcome) -> list[ExpectedAttempt]:
+    return [attempt for attempt in outcome.attempts if not attempt.success]
+
+
+def _retries(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
+    return len(outcome.attempts) > 1
+
+
+def _served_failures(evidence: Evidence) -> list[tuple[ExpectedAttempt, bool]]:
+    """Each failed attempt the provider served, and whether another request followed it."""
+    seen = len(evidence.requests)
+    served = (evidence.scenario_attempt(number) for number in range(1, seen + 1))
+    return [(attempt, attempt.number < seen) for attempt in served if not attempt.success]
+
+
+def _decisions_kept(
+    evidence: Evidence, policy: RetryPolicy, judged: Callable[[ExpectedAttempt], bool]
+) -> Judgement:
+    """Each ``judged`` failure was retried exactly when the policy retries it."""
+    for attempt, retried in _served_failures(evidence):
+        if not judged(attempt):
+            continue
+        decision = retry_decision(attempt, policy, attempt.number - 1)
+        if decision == "not-retryable" and retried:
+            return breached(
+                f"attempt {attempt.number} failed with {attempt.code}, which the policy does "
+                f"not retry, yet the provider saw request {attempt.number + 1}"
+            )
+        if decision == "retry" and not retried:
+            return breached(
+                f"attempt {attempt.number} failed with {attempt.code}, which the policy "
+                f"retries ({attempt.number - 1} of {policy.max_retries} retries spent), yet "
+                "the provider saw no further request"
+            )
+    return held(f"the provider saw {len(evidence.requests)} request(s)")
+
+
+# --- R1-R3: what is retried, how often ------------------------------------------------------
+
+
+@invariant(
+    "R1",
+    "MUST",
+    "A failure whose code is in the policy's retryable set is retried; any other code is "
+    "not (the provider sees exactly one request).",
+    source=EXECUTOR + " step 2; harness-contract R-3",
+    needs=("retry",),
+)
+def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
+    return _judge(
+        evidence,
+        lambda outcome, _: bool(_failed_attempts(outcome)),
+        lambda ev, policy: _decisions_kept(ev, policy, lambda attempt: True),
+    )
+
+
+@invariant(
+    "R2",
+    "MUST",
+    "At most max_retries retries; when the budget is exhausted the outcome is an explicit "
+    "failure with the last attempt's code, never an empty success.",
+    source=EXECUTOR + " step 4; harness-contract R-4, R-12; " + EMPTY_NOTE,
+    needs=("retry",),
+)
+def check_budget(evidence: Evidence) -> Judgement | None:
+    def consumes_budget(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
+        return any(
+            retry_decision(attempt, policy, attempt.number - 1) in ("retry", "budget-spent")
+            for attempt in _failed_attempts(outcome)
+        )
+
+    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
+        allowed = policy.max_retries + 1
+        if len(ev.requests) > allowed:
+            return breached(
+                f"the provider saw {len(ev.requests)} requests; max_retries "
+                f"{policy.max_retries} allows {allowed}"
+            )
+        final = ev.expected.final
+        if retry_decision(final, policy, final.number - 1) != "budget-spent":
+            return held(f"{len(ev.requests)} of at most {allowed} requests")
+        visible = ev.attempts[-1]
+        if not visible.failed:
+            return breached(
+                f"the budget ran out on {final.code}, yet the caller saw {visible.describe()}"
+            )
+        if ev.capabilities.error_codes and visible.code != final.code:
+            return breached(
+                f"the budget ran out on {final.code}; the caller saw {visible.describe()}"
+            )
+        return held(f"budget exhausted: {visible.describe()}")
+
+    return _judge(evidence, consumes_budget, compare)
+
+
+def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy) -> bool:
+    if attempt.code in (EMPTY_RESPONSE, MALFORMED_TOOL_CALL):
+        return True
+    return attempt.code in DEFAULT_RETRYABLE_CODES and attempt.code not in policy.retryable_codes
+
+
+@invariant(
+    "R3",
+    "MUST",
+    "With the default policy EMPTY_RESPONSE and MALFORMED_TOOL_CALL are retried; removing a "
+    "code from retryable_codes stops its retries.",
+    source=EMPTY_NOTE + "; " + IDENTITY_NOTE + "; harness-contract R-2, R-11, R-19",
+    needs=("retry",),
+)
+def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | None:
+    def applies(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
+        return any(_default_retryable_or_removed(a, policy) for a in _failed_attempts(outcome))
+
+    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
+        return _decisions_kept(ev, policy, lambda a: _default_retryable_or_removed(a, policy))
+
+    return _judge(evidence, applies, compare)
+
+
+# --- R4: the same request -------------------------------------------------------------------
+
+
+@invariant(
+    "R4",
+    "MUST",
+    "The retried request body is byte-identical to the first.",
+    source='harness-contract R-9 and retry.spec "keeps failed error text and partial output '
+    'out of every retried model context"',
+    needs=("retry",),
+)
+def check_same_body(evidence: Evidence) -> Judgement | None:
+    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+        records = sorted(ev.requests, key=lambda record: record.attempt)
+        bodies = [base64.b64decode(record.body_base64) for record in records]
+        for record, body in zip(records[1:], bodies[1:], strict=True):
+            if body != bodies[0]:
+                at = _first_difference(bodies[0], body)
+                return breached(
+                    f"request {record.attempt}'s body differs from request 1's at byte {at}: "
+                    f"{_excerpt(body, at)} instead of {_excerpt(bodies[0], at)}"
+                )
+        if len(bodies) < 2:
+            return held("no retry reached the provider")
+        return held(f"{len(bodies)} identical bodies of {len(bodies[0])} bytes")
+
+    return _judge(evidence, _retries, compare)
+
+
+def _first_difference(first: bytes, other: bytes) -> int:
+    return next(
+        (i for i, (a, b) in enumerate(zip(first, other, strict=False)) if a != b),
+        min(len(first), len(other)),
+    )
+
+
+def _excerpt(body: bytes, at: int, width: int = 40) -> str:
+    return repr(body[max(0, at - 10) : at + width])
+
+
+# --- R5, R6: the wait -----------------------------------------------------------------------
+
+
+def _too_early(wait: Wait, lower_ms: float) -> str | None:
+    """The lower bound, judged only where the provider's clock is a sound one (exact end)."""
+    assert wait.measured_ms is not None
+    if wait.exact_end and wait.measured_ms < lower_ms:
+        return (
+            f"retry {wait.retry} came {wait.measured_ms:.0f} ms after attempt {wait.retry} "
+            f"ended; at least {lower_ms:.0f} ms expected"
+        )
+    return None
+
+
+def _too_late(wait: Wait, upper_ms: float) -> str | None:
+    assert wait.measured_ms is not None
+    allowed = upper_ms * (1 + UPPER_SLACK_RATIO) + UPPER_SLACK_MS
+    if wait.measured_ms > allowed:
+        return (
+            f"retry {wait.retry} came {wait.measured_ms:.0f} ms after attempt {wait.retry} "
+            f"ended; at most {upper_ms:.0f} ms expected (tolerance up to {allowed:.0f} ms)"
+        )
+    return None
+
+
+def _judge_waits(
+    evidence: Evidence,
+    basis: Literal["backoff", "retry-after"],
+    tolerance: Callable[[Wait], float],
+) -> Judgement:
+    """Every measured wait of the given basis within its bounds, widened by ``tolerance``."""
+    measured = [
+        wait
+        for wait in waits(evidence)
+        if wait.bounds is not None and wait.bounds.source == basis and wait.measured_ms is not None
+    ]
+    if not measured:
+        return held("no such retry reached the provider")
+    shown = []
+    for wait in measured:
+        assert wait.bounds is not None and wait.measured_ms is not None
+        lower, upper = wait.bounds.lower_ms, wait.bounds.upper_ms
+        problem = _too_early(wait, lower - tolerance(wait)) or _too_late(
+            wait, upper + tolerance(wait)
+        )
+        if problem:
+            return breached(problem)
+        shown.append(f"{wait.measured_ms:.0f} ms in [{lower:.0f}, {upper:.0f}]")
+    return held("waits " + ", ".join(shown))
+
+
+def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
+    return any(attempt.retry_after_ms is None for attempt in outcome.attempts[:-1])
+
+
+@invariant(
+    "R5",
+    "MUST",
+    "The wait before retry n is ≥ min(initial·2^(n-1), max)·(1-jitter) and ≤ that "
+    "bound·(1+jitter), measured at the provider.",
+    source=EXECUTOR + " step 6; ADAPTER-PROTOCOL retry; harness-contract R-5",
+    needs=("retry",),
+)
+def check_backoff(evidence: Evidence) -> Judgement | None:
+    return _judge(
+        evidence,
+        _backs_off,
+        lambda ev, _: _judge_waits(ev, "backoff", lambda wait: LOWER_SLACK_MS),
+    )
+
+
+def _retry_after_tolerance(wait: Wait) -> float:
+    # An HTTP date has whole seconds and is read against the adapter's clock.
+    dated = "retry-after-date" in wait.failed.features
+    return RETRY_AFTER_DATE_TOLERANCE_MS if dated else LOWER_SLACK_MS
+
+
+@invariant(
+    "R6",
+    "SHOULD",
+    "Retry-After ≤ max_delay is waited exactly; above it, the failure is not retried.",
+    source=EXECUTOR + " step 6; harness-contract R-6 and finding 6",
+    needs=("retry",),
+)
+def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
+    def asks_to_wait(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
+        return any(
+            attempt.retry_after_ms is not None
+            and retry_decision(attempt, policy, attempt.number - 1)
+            in ("retry", "retry-after-over-cap")
+            for attempt in _failed_attempts(outcome)
+        )
+
+    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
+        for attempt, retried in _served_failures(ev):
+            decision = retry_decision(attempt, policy, attempt.number - 1)
+            if decision == "retry-after-over-cap" and retried:
+                return breached(
+                    f"attempt {attempt.number}'s Retry-After ({attempt.retry_after_ms:.0f} ms) "
+                    f"exceeds max_delay_ms {policy.max_delay_ms:g}, yet it was retried"
+                )
+        return _judge_waits(ev, "retry-after", _retry_after_tolerance)
+
+    return _judge(evidence, asks_to_wait, compare)
+
+
+# --- R7, R8: what the caller sees ------------------------------------------------------------
+
+
+def _visible_texts(attempt: ObservedAttempt, kind: type[TextBlock | ReasoningBlock]) -> list[str]:
+    """The attempt's text (or reasoning) as block-ends and as deltas show it."""
+    delta = TextDelta if kind is TextBlock else ReasoningDelta
+    streamed = "".join(e.text for e in attempt.events if isinstance(e, delta))
+    return [*texts(attempt.blocks, kind), streamed]
+
+
+def _discarded_texts(
+    served: Sequence[ExpectedAttempt],
+    observed: Sequence[ObservedAttempt],
+    kind: type[TextBlock | ReasoningBlock],
+) -> set[str]:
+    """Partial texts of the discarded attempts: as the wire sent them, and as reported."""
+    found = {text for attempt in served for text in texts(attempt.blocks, kind)}
+    for attempt in observed:
+        found.update(_visible_texts(attempt, kind))
+    return {text for text in found if text}
+
+
+def _discarded_calls(
+    served: Sequence[ExpectedAttempt], observed: Sequence[ObservedAttempt]
+) -> list[ToolCallBlock]:
+    calls = [call for attempt in served for call in tool_calls(attempt.blocks)]
+    for attempt in observed:
+        calls += streamed_calls(attempt.events) + tool_calls(attempt.blocks)
+    return calls
+
+
+def _leak(
+    visible: ObservedAttempt,
+    final: ExpectedAttempt,
+    served: Sequence[ExpectedAttempt],
+    observed: Sequence[ObservedAttempt],
+) -> str | None:
+    """The first piece of a discarded attempt found in the visible outcome, or None.
+
+    A piece counts as leaked when the visible outcome holds it more often than the final
+    attempt the provider sent does (a retry that restates the prefix is no leak).
+    """
+    for label, kind in (("text", TextBlock), ("reasoning", ReasoningBlock)):
+        wanted = "".join(texts(final.blocks, kind))
+        for shown in _visible_texts(visible, kind):
+            for piece in _discarded_texts(served, observed, kind):
+                if shown.count(piece) > wanted.count(piece):
+                    return f"the discarded {label} {piece!r} reappears: {shown!r}"
+    wanted_calls = tool_calls(final.blocks)
+    for shown_calls in (tool_calls(visible.blocks), streamed_calls(visible.events)):
+        for call in _discarded_calls(served, observed):
+            for field in ("id", "arguments"):
+                piece = getattr(call, field)
+                if piece and _occurrences(piece, shown_calls, field) > _occurrences(
+                    piece, wanted_calls, field
+                ):
+                    return (
+                        f"the discarded tool call {call.name or '?'} ({field} {piece!r}) "
+                        f"reappears in the visible outcome: {_describe_calls(shown_calls)}"
+                    )
+    return None
+
+
+def _occurrences(piece: str, calls: list[ToolCallBlock], field: str) -> int:
+    return sum(str(getattr(call, field)).count(piece) for call in calls)
+
+
+def _describe_calls(calls: list[ToolCallBlock]) -> str:
+    return repr([(c.id, c.name, c.arguments) for c in calls])[:200]
+
+
+@invariant(
+    "R7",
+    "MUST",
+    "Nothing of a discarded attempt reaches the caller-visible outcome: no duplicated text "
+    "prefix, no phantom or merged tool call, no executed partial arguments.",
+    source="harness-contract §d.6, R-10; anchors K1 (replayed prefix), K2 (phantom call), "
+    "K3 (duplicated tokens)",
+    needs=("retry",),
+)
+def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
+    def partial_output(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
+        return any(attempt.blocks for attempt in outcome.attempts[:-1])
+
+    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+        seen = max(len(ev.requests), 1)
+        served = [ev.scenario_attempt(n) for n in range(1, seen)] if ev.requests else []
+        final = ev.scenario_attempt(seen) if ev.requests else ev.expected.final
+        visible = ev.attempts[-1]
+        problem = _leak(visible, final, served, ev.attempts[:-1])
+        return breached(problem) if problem else held()
+
+    return _judge(evidence, partial_output, compare)
+
+
+@invariant(
+    "R8",
+    "MUST",
+    "The caller-visible outcome equals the expected outcome of the successful attempt.",
+    source="harness-contract §d.5, R-9, R-10",
+    needs=("retry",),
+)
+def check_visible_outcome(evidence: Evidence) -> Judgement | None:
+    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+        visible = ev.attempts[-1]
+        problem = outcome_difference(visible, ev.expected.final, ev.capabilities)
+        if problem:
+            return breached(f"after {len(ev.attempts) - 1} retry event(s): {problem}")
+        return held(f"attempt {ev.expected.final.number}'s outcome: {visible.describe()}")
+
+    return _judge(evidence, _retries, compare)
+
+
+# --- R9: what the caller is told about discarded attempts ------------------------------------
+
+
+def _unreported_usage(ev: Evidence) -> str | None:
+    """A discarded attempt whose billed usage was not reported before its failure."""
+    if not ev.capabilities.usage or not ev.requests:
+        return None
+    for attempt in ev.attempts[:-1]:
+        if attempt.number > len(ev.requests):
+            break
+        billed = ev.scenario_attempt(attempt.number).billed_usage
+        if billed is None:
+            continue
+        reported = _usage_before_finish(attempt)
+        if reported is None:
+            return f"attempt {attempt.number}'s usage was not reported before its failure"
+        problem = usage_difference(reported, billed)
+        if problem:
+            return f"attempt {attempt.number}: {problem}"
+    return None
+
+
+def _usage_before_finish(attempt: ObservedAttempt) -> Usage | None:
+    for event in attempt.events:
+        if isinstance(event, Usage):
+            return event
+        if event.type in ("finish", "thrown", "retry"):
+            return None
+    return None
+
+
+def _unannounced(ev: Evidence) -> str | None:
+    """A retry the provider saw that the adapter did not announce truthfully."""
+    for attempt in ev.attempts:
+        if attempt.retry is not None and attempt.retry.attempt != attempt.number:
+            return (
+                f"attempt {attempt.number} announces its retry as attempt {attempt.retry.attempt}"
+            )
+    # From here on, the retry event of attempt n announces attempt n.
+    announced = announcements(ev)
+    measured = waits(ev)
+    for wait in measured:
+        retry = announced.get(wait.retry)
+        if retry is None:
+            return f"request {wait.retry + 1} was sent with no retry event for attempt {wait.retry}"
+        problem = _misannounced(ev, wait, retry)
+        if problem:
+            return f"retry {wait.retry} {problem}"
+    unanswered = sorted(set(announced) - {wait.retry for wait in measured})
+    if unanswered:
+        return f"a retry of attempt {unanswered[0]} was announced, but no request followed"
+    return None
+
+
+def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
+    failed_with = ev.attempts[wait.retry - 1].code
+    if retry.code != failed_with:
+        return f"announces {retry.code}; its attempt failed with {failed_with}"
+    if ev.capabilities.error_codes and retry.code != wait.failed.code:
+        return f"announces {retry.code}; expected {wait.failed.code}"
+    if retry.delay_ms < 0:
+        return f"announces a negative delay ({retry.delay_ms} ms)"
+    honest = retry.delay_ms - _retry_after_tolerance(wait)
+    if wait.measured_ms is not None and wait.exact_end and wait.measured_ms < honest:
+        return (
+            f"announces {retry.delay_ms:.0f} ms; the provider saw the next request "
+            f"{wait.measured_ms:.0f} ms after attempt {wait.retry} ended"
+        )
+    return None
+
+
+@invariant(
+    "R9",
+    "SHOULD",
+    "A discarded attempt's usage is reported before its failure (billed tokens stay "
+    "visible); each retry is announced with attempt number, code and delay.",
+    source=IDENTITY_NOTE + " (yielded, not thrown, to keep usage); harness-contract §d.4, "
+    "§d.7, R-15",
+    needs=("retry",),
+)
+def check_retries_reported(evidence: Evidence) -> Judgement | None:
+    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+        problem = _unreported_usage(ev) or _unannounced(ev)
+        return (
+            breached(problem) if problem else held(f"{len(ev.requests) - 1} retry(ies) announced")
+        )
+
+    return _judge(evidence, _retries, compare)

@@ -1,0 +1,77 @@
+"""An event-stream body as lines and events, each with its line number and byte offset.
+
+Sans-IO and whole-body: the lint reports positions a person can find in a hex dump or an
+editor, so it scans bytes rather than decoded text. UTF-8 never puts a CR or LF byte inside
+a multi-byte character, so splitting lines on bytes is exact. Event dispatch follows the
+WHATWG rules the reference decoder implements: a blank line ends an event, comments and
+other fields carry no data, an event still open when the body ends is never dispatched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where something starts: a 1-based line of the body and its byte offset."""
+
+    line: int
+    offset: int
+
+    def __str__(self) -> str:
+        return f"line {self.line}, byte {self.offset}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A dispatched event with data; ``start`` is its first ``data:`` line."""
+
+    start: Position
+    data: str
+
+
+@dataclass(frozen=True)
+class Comment:
+    start: Position
+    text: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    events: tuple[Event, ...]
+    comments: tuple[Comment, ...]
+    end: Position  # just past the last byte: where a missing ending would have been
+    unterminated: bool  # the body ended inside a line or an event
+
+
+def scan(body: bytes) -> Scan:
+    """The dispatched data events and the comments of a whole body."""
+    events: list[Event] = []
+    comments: list[Comment] = []
+    data: list[str] = []
+    first_data: Position | None = None
+    start = len(_BOM) if body.startswith(_BOM) else 0
+    number = 1
+    for line_end in _LINE_END.finditer(body, start):
+        here = Position(number, start)
+        text = body[start : line_end.start()].decode("utf-8", errors="replace")
+        number, start = number + 1, line_end.end()
+        if not text:
+            if first_data is not None:
+                events.append(Event(first_data, "\n".join(data)))
+            data, first_data = [], None
+            continue
+        if text.startswith(":"):
+            comments.append(Comment(here, text[1:]))
+            continue
+        name, colon, value = text.partition(":")
+        if name == "data":
+            data.append(value.removeprefix(" ") if colon else "")
+            first_data = first_data or here
+    unterminated = start < len(body) or first_data is not None
+    return Scan(tuple(events), tuple(comments), Position(number, len(body)), unterminated)

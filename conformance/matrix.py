@@ -1,0 +1,204 @@
+"""``conformance matrix``: real libraries over the corpus, side by side.
+
+``conformance matrix`` runs every shim whose library is importable here and renders the
+page; ``matrix column NAME`` runs one shim (each tox environment of ``tox -m matrix`` runs
+its own, since the libraries cannot share one environment); ``matrix render DIR`` builds
+``DIR/index.html`` and ``reports/compatibility.md`` from the columns saved in DIR.
+
+A column is two saved runs: ``NAME.json``, the corpus with the library's retries off, and
+``NAME.retry.json``, the ``retry-profile`` fixtures with the library's own retry defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from fakeprovider.fixtures import FixtureError, load_fixtures
+from fakeprovider.scenario import Scenario
+
+from .adapters.base import AdapterLoadError, load_python_adapter
+from .adapters.thirdparty import SHIMS, Shim
+from .adapters.thirdparty.common import NATIVE_RETRY
+from .compat import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
+from .options import RunOptions, bundled_fixtures
+from .report import InfoTable, render_matrix, write_reports
+from .results import RunResult
+from .runner import run_suite
+
+DEFAULT_OUT = Path("reports/matrix")
+DEFAULT_SUMMARY = Path("reports/compatibility.md")
+RETRY_SUFFIX = ".retry.json"
+CONTENT_OPTIONS = RunOptions(timeout_s=15.0)
+# The library's own backoff decides the waits here (haystack needs about 14 s for a 429).
+RETRY_OPTIONS = RunOptions(timeout_s=40.0, extra={NATIVE_RETRY: True})
+
+_fixture_option = click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Fixture file or directory (repeatable); default: the bundled corpus.",
+)
+
+
+@click.group("matrix", invoke_without_command=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
+@click.option("--summary", type=click.Path(path_type=Path), default=DEFAULT_SUMMARY)
+@_fixture_option
+@click.pass_context
+def matrix(
+    ctx: click.Context, out_dir: Path, summary: Path, fixture_paths: tuple[Path, ...]
+) -> None:
+    """Run every installed third-party shim over the corpus and render the matrix."""
+    if ctx.invoked_subcommand is not None:
+        return
+    installed = [shim for shim in SHIMS.values() if shim.installed]
+    if not installed:
+        raise click.ClickException(
+            "no shim's library is installed here; run `tox -m matrix`, or install an "
+            f"extra ({', '.join(sorted({s.extra for s in SHIMS.values()}))})"
+        )
+    scenarios = _scenarios(fixture_paths)
+    for shim in installed:
+        _run_column(shim, scenarios, out_dir)
+    _render(out_dir, summary, _corpus_label(fixture_paths))
+
+
+@matrix.command("column")
+@click.argument("name", type=click.Choice(sorted(SHIMS)))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
+@_fixture_option
+def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
+    """Run one shim: its corpus column and its native retry profile."""
+    shim = SHIMS[name]
+    if not shim.installed:
+        raise click.ClickException(
+            f"{shim.library} is not installed (pip install '.[{shim.extra}]')"
+        )
+    _run_column(shim, _scenarios(fixture_paths), out_dir)
+
+
+@matrix.command("render")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--summary", type=click.Path(path_type=Path), default=DEFAULT_SUMMARY)
+def render(directory: Path, summary: Path) -> None:
+    """Render DIR/index.html and the compatibility summary from saved columns."""
+    _render(directory, summary, "the bundled fixture corpus")
+
+
+def _scenarios(paths: Sequence[Path]) -> list[Scenario]:
+    try:
+        return load_fixtures(paths or (bundled_fixtures(),))
+    except FixtureError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(2)
+
+
+def _corpus_label(paths: Sequence[Path]) -> str:
+    return ", ".join(f"`{p}`" for p in paths) if paths else "the bundled fixture corpus"
+
+
+def _run_column(shim: Shim, scenarios: Sequence[Scenario], out_dir: Path) -> None:
+    console = Console(stderr=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
+    runs = ((CONTENT_OPTIONS, scenarios, ".json"), (RETRY_OPTIONS, profile, RETRY_SUFFIX))
+    for options, chosen, suffix in runs:
+        if not chosen:
+            continue
+        native = " with its own retries" if suffix == RETRY_SUFFIX else ""
+        console.print(f"{shim.name}: {len(chosen)} cases{native}")
+        result = asyncio.run(_run(shim, chosen, options))
+        result.options["matrix"] = {
+            "column": shim.name,
+            "title": shim.title,
+            "versions": shim.versions(),
+        }
+        path = out_dir / f"{shim.name}{suffix}"
+        path.write_text(result.to_json(), encoding="utf-8")
+        console.print(f"{shim.name}: {path}")
+
+
+async def _run(shim: Shim, scenarios: Sequence[Scenario], options: RunOptions) -> RunResult:
+    try:
+        session = load_python_adapter(shim.target, options)
+    except AdapterLoadError as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        return await run_suite(session, scenarios, options, invocation=f"--adapter {shim.target}")
+    finally:
+        await session.close()
+
+
+def load_columns(directory: Path) -> list[Column]:
+    """The columns saved in ``directory``, in the order of the shim registry."""
+    order = list(SHIMS)
+    columns = []
+    for path in sorted(directory.glob("*.json")):
+        if path.name.endswith(RETRY_SUFFIX):
+            continue
+        result = _read(path)
+        meta = result.options.get("matrix", {})
+        name = str(meta.get("column", path.stem))
+        retry_path = directory / f"{path.stem}{RETRY_SUFFIX}"
+        columns.append(
+            Column(
+                name=name,
+                title=str(meta.get("title", result.adapter.get("name", name))),
+                versions=dict(meta.get("versions", {})),
+                result=result,
+                retry=_read(retry_path) if retry_path.exists() else None,
+                report=f"{path.stem}/index.html",
+            )
+        )
+    return sorted(columns, key=lambda c: order.index(c.name) if c.name in order else len(order))
+
+
+def _read(path: Path) -> RunResult:
+    try:
+        return RunResult.from_json(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"{path}: not a streamconform results file ({error})") from None
+
+
+def _render(directory: Path, summary: Path, corpus: str) -> None:
+    columns = load_columns(directory)
+    if not columns:
+        raise click.ClickException(
+            f"{directory}: no saved column (run `conformance matrix column`)"
+        )
+    for column in columns:
+        write_reports(
+            column.result, directory / (column.report or column.name).removesuffix("/index.html")
+        )
+    header, rows = retry_table(columns)
+    tables = (
+        [
+            InfoTable(
+                "Native retry profile",
+                "Each library with its default retry settings: requests and waits at the "
+                "fake provider, then what the caller got.",
+                header,
+                tuple(rows),
+            )
+        ]
+        if rows
+        else []
+    )
+    page = directory / "index.html"
+    page.write_text(
+        render_matrix([(c.result, c.report or "") for c in columns], info_tables=tables),
+        encoding="utf-8",
+    )
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.write_text(render_compatibility(columns, fixtures=corpus), encoding="utf-8")
+    console = Console()
+    console.print(f"matrix: {page}")
+    console.print(f"summary: {summary}")

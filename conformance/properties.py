@@ -1,0 +1,213 @@
+"""One property per invariant family: every generated case gets the oracle's outcome.
+
+The property of family F draws cases from :func:`conformance.strategies.family_cases`, runs
+each one against the adapter (:class:`~conformance.generated.CaseRunner`), judges it with
+the catalogue, and fails when an invariant of F is breached — a ``fail``, or a
+``non-strict`` on a SHOULD, the kill table's rule. Hypothesis then shrinks the case; the
+:class:`PropertyFailure` it ends with names the family, the invariant and the verdict's
+reason, and holds the shrunk scenario, ready to be saved as a fixture.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import hypothesis
+from hypothesis import Phase, Verbosity, given
+from hypothesis.errors import FlakyFailure
+
+from fakeprovider.scenario import (
+    TERMINAL_STEPS,
+    ErrorAttempt,
+    FaultAttempt,
+    PauseStep,
+    Scenario,
+    StreamAttempt,
+)
+from fakeprovider.wire import encode_stream, error_body
+
+from .generated import CaseRunner
+from .hypothesis_profiles import PROFILES, register_profiles
+from .invariants import CATALOGUE
+from .mutants import Breach
+from .results import CaseResult
+from .strategies import FAMILY_SHAPES, family_cases
+
+register_profiles()
+
+
+def families() -> tuple[str, ...]:
+    """The families that have both invariants in the catalogue and generated cases."""
+    present = {invariant.family for invariant in CATALOGUE.values()}
+    return tuple(family for family in FAMILY_SHAPES if family in present)
+
+
+def family_invariants(family: str) -> tuple[str, ...]:
+    return tuple(i.id for i in CATALOGUE.values() if i.family == family)
+
+
+@dataclass(frozen=True)
+class ScenarioSize:
+    """How big a case is on the wire: events written (SSE events and lines, error
+    responses, faults) and body bytes, over every attempt."""
+
+    events: int
+    bytes: int
+
+
+def scenario_size(scenario: Scenario) -> ScenarioSize:
+    events = size = 0
+    for attempt in scenario.attempts:
+        if isinstance(attempt, StreamAttempt):
+            plan = encode_stream(attempt.stream)
+            events += sum(1 for step in attempt.stream.steps if not isinstance(step, _SILENT))
+            size += len(plan.body)
+        elif isinstance(attempt, ErrorAttempt):
+            events += 1
+            size += len(error_body(attempt.error))
+        elif isinstance(attempt, FaultAttempt):
+            events += 1
+    return ScenarioSize(events, size)
+
+
+_SILENT = (PauseStep, *TERMINAL_STEPS)  # steps that write no bytes
+
+
+def breaches(result: CaseResult, invariants: Iterable[str]) -> tuple[Breach, ...]:
+    """The verdicts of ``invariants`` in ``result`` that break the property."""
+    wanted = set(invariants)
+    found = (
+        Breach(name, result.case, verdict.verdict, verdict.reason, result.status == "completed")
+        for name, verdict in result.verdicts.items()
+        if name in wanted and verdict.verdict in ("fail", "non-strict")
+    )
+    return tuple(
+        b for b in found if b.verdict == "fail" or CATALOGUE[b.invariant].level == "SHOULD"
+    )
+
+
+class PropertyFailure(AssertionError):
+    """A generated case on which the family's invariants do not hold."""
+
+    def __init__(
+        self, family: str, found: tuple[Breach, ...], result: CaseResult, scenario: Scenario
+    ) -> None:
+        self.family = family
+        self.breaches = found
+        self.result = result
+        self.scenario = scenario
+        self.size = scenario_size(scenario)
+        first = found[0]
+        super().__init__(
+            f"{family}: {first.invariant} {first.verdict}: {first.reason} "
+            f"[{scenario.id}: {self.size.events} events, {self.size.bytes} bytes]"
+        )
+
+    @property
+    def invariants(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(breach.invariant for breach in self.breaches))
+
+
+@dataclass
+class FamilyRun:
+    """How one family's property fared."""
+
+    family: str
+    invariants: tuple[str, ...]
+    examples: int = 0
+    seconds: float = 0.0
+    exercised: Counter[str] = field(default_factory=Counter)  # invariant -> judged cases
+    failure: PropertyFailure | None = None
+    flaky: bool = False  # the failure did not reproduce when Hypothesis replayed it
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+
+def property_settings(
+    profile: hypothesis.settings, *, max_examples: int | None = None
+) -> hypothesis.settings:
+    """A profile made fit for a property over a live adapter: no example database (a
+    failure is kept as a fixture instead), no explain phase, one bug reported, quiet."""
+    return hypothesis.settings(
+        profile,
+        database=None,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        max_examples=max_examples or profile.max_examples,
+    )
+
+
+def check_family(
+    runner: CaseRunner,
+    family: str,
+    *,
+    settings: hypothesis.settings | None = None,
+    seed: int | None = None,
+    invariants: Iterable[str] | None = None,
+) -> FamilyRun:
+    """Run family ``family``'s property; ``invariants`` narrows it (e.g. to one target).
+
+    ``settings`` defaults to the active Hypothesis profile; ``seed`` fixes the draws
+    (otherwise they follow the profile: derandomized or random).
+    """
+    selected = tuple(invariants) if invariants is not None else family_invariants(family)
+    run = FamilyRun(family, selected)
+
+    def example(scenario: Scenario) -> None:
+        result = runner.run(scenario)
+        run.examples += 1
+        run.exercised.update(
+            name
+            for name, verdict in result.verdicts.items()
+            if name in selected and verdict.verdict != "n/a"
+        )
+        found = breaches(result, selected)
+        if found:
+            raise PropertyFailure(family, found, result, scenario)
+
+    test = given(family_cases(family))(example)
+    chosen = property_settings(settings or hypothesis.settings())
+    if seed is not None:
+        chosen = hypothesis.settings(chosen, derandomize=False)
+        test = hypothesis.seed(seed)(test)
+    begun = time.monotonic()
+    try:
+        chosen(test)()
+    except PropertyFailure as failure:
+        run.failure = failure
+    except FlakyFailure as flaky:
+        run.failure = next(e for e in flaky.exceptions if isinstance(e, PropertyFailure))
+        run.flaky = True
+    run.seconds = time.monotonic() - begun
+    return run
+
+
+def sample_cases(count: int, seed: int, only: Iterable[str] | None = None) -> list[Scenario]:
+    """``count`` generated cases, spread over the families, the same for the same seed."""
+    chosen = tuple(only) if only is not None else families()
+    drawn: dict[str, Scenario] = {}
+    for position, family in enumerate(chosen):
+        share = count // len(chosen) + (position < count % len(chosen))
+        if share:
+            drawn |= _sample_family(family, share, seed)
+    return list(drawn.values())
+
+
+def _sample_family(family: str, count: int, seed: int) -> dict[str, Scenario]:
+    drawn: dict[str, Scenario] = {}
+
+    def keep(scenario: Scenario) -> None:
+        drawn[scenario.id] = scenario
+
+    profile = hypothesis.settings(
+        PROFILES["ci"], max_examples=count, derandomize=False, phases=(Phase.generate,)
+    )
+    test = hypothesis.seed(seed)(profile(given(family_cases(family))(keep)))
+    test()
+    return drawn

@@ -1,0 +1,288 @@
+"""The recording proxy: forwards requests to an upstream and saves each answer as a fixture.
+
+A thin asyncio shell on loopback. Each connection carries one request (the answer says
+``connection: close``): it goes to ``upstream + path`` with the client's headers, asking for
+an uncompressed body; the response is relayed to the client as it arrives, read by read,
+and the reads, their timing and the ending become a fixture (``recording.py``) beside a raw
+``.sse`` dump of the body, which ``conformance lint`` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import h11
+import httpx
+
+from .fixture_yaml import fixture_yaml
+from .listening import ListeningServer
+from .playback import request_model
+from .recording import (
+    DEFAULT_MIN_PAUSE_MS,
+    Read,
+    RecordedEnding,
+    Recording,
+    RecordingError,
+    recorded_scenario,
+)
+from .wire import LAST_CHUNK, default_error_object, encode_head, frame_chunk
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_IDLE_TIMEOUT_S = 60.0
+MAX_REQUEST_BYTES = 10 * 1024 * 1024
+_READ_SIZE = 64 * 1024
+_RELAY_DROPPED = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
+)
+_FORWARD_DROPPED = _RELAY_DROPPED | {"host", "accept-encoding", "expect", "upgrade"}
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What one recorded exchange left on disk; ``problem`` says why there is no fixture."""
+
+    fixture: Path | None
+    dump: Path
+    status: int | None
+    problem: str = ""
+
+
+@dataclass
+class _Request:
+    method: str
+    target: str
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+
+
+@dataclass
+class _Relay:
+    """The response as relayed so far: the reads and when the last one came."""
+
+    last: float = field(default_factory=time.monotonic)
+    reads: list[Read] = field(default_factory=list)
+
+    def add(self, data: bytes) -> None:
+        now = time.monotonic()
+        self.reads.append(Read(data, round((now - self.last) * 1000, 3)))
+        self.last = now
+
+    def gap_ms(self) -> float:
+        return round((time.monotonic() - self.last) * 1000, 3)
+
+
+class _BadRequest(Exception):
+    pass
+
+
+class RecordingProxy(ListeningServer):
+    """Records every exchange with ``upstream`` into ``out_dir`` as ``NAME-NNN.yaml``."""
+
+    def __init__(
+        self,
+        upstream: str,
+        out_dir: Path,
+        *,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        name: str = "recorded",
+        min_pause_ms: float = DEFAULT_MIN_PAUSE_MS,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        on_saved: Callable[[Saved], None] | None = None,
+    ) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.out_dir = out_dir
+        self.host = host
+        self.name = name
+        self.min_pause_ms = min_pause_ms
+        self.idle_timeout_s = idle_timeout_s
+        self._on_saved = on_saved
+        self._requested_port = port
+        self._count = 0
+        self._server: asyncio.Server | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    async def start(self) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        # trust_env off: proxy settings must not divert what the user pointed at.
+        timeout = httpx.Timeout(10.0, read=self.idle_timeout_s)
+        self._client = httpx.AsyncClient(trust_env=False, timeout=timeout)
+        self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def root_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await asyncio.wait_for(_read_request(reader, writer), 10.0)
+            if request is not None:
+                recording = await self._relay(request, writer)
+                if recording is not None:
+                    self._save(recording)
+        except _BadRequest as error:
+            _write_error(writer, 400, str(error))
+        except (TimeoutError, ConnectionError):
+            pass
+        except Exception:  # one bad exchange must not stop the proxy
+            _log.exception("fakeprovider record: exchange failed")
+        finally:
+            if not writer.transport.is_closing():
+                writer.close()
+
+    async def _relay(self, request: _Request, writer: asyncio.StreamWriter) -> Recording | None:
+        """Forward ``request``, relay the answer, and return what was received."""
+        assert self._client is not None
+        url = self.upstream + request.target
+        headers = [(n, v) for n, v in request.headers if n.lower() not in _FORWARD_DROPPED]
+        headers.append(("accept-encoding", "identity"))  # the fixture keeps the body as sent
+        unanswered = Recording(
+            url=url,
+            method=request.method,
+            request_headers=tuple(request.headers),
+            model=request_model(request.body),
+            recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            status=None,
+        )
+        relay = _Relay()
+        try:
+            async with self._client.stream(
+                request.method, url, headers=headers, content=request.body
+            ) as response:
+                _write_head(writer, response)
+                ending = await _relay_body(response, writer, relay)
+                chunked = "chunked" in response.headers.get("transfer-encoding", "").lower()
+                return dataclasses.replace(
+                    unanswered,
+                    status=response.status_code,
+                    response_headers=tuple(response.headers.multi_items()),
+                    reads=tuple(relay.reads),
+                    ending=ending,
+                    final_gap_ms=relay.gap_ms(),
+                    chunked=chunked,
+                )
+        except httpx.ConnectError as error:
+            _write_error(writer, 502, f"fakeprovider record: upstream {url} unreachable: {error}")
+            return None
+        except httpx.TransportError as error:
+            # The upstream failed before any response byte: a fault, relayed as the same.
+            ending = transport_ending(error)
+            if ending == "reset":
+                writer.transport.abort()
+            return dataclasses.replace(unanswered, ending=ending)
+
+    def _save(self, recording: Recording) -> None:
+        self._count += 1
+        scenario_id = f"{self.name}-{self._count:03d}"
+        dump = self.out_dir / f"{scenario_id}.sse"
+        dump.write_bytes(recording.body)
+        try:
+            scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
+        except RecordingError as error:
+            saved = Saved(None, dump, recording.status, str(error))
+        else:
+            fixture = self.out_dir / f"{scenario_id}.yaml"
+            fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
+            saved = Saved(fixture, dump, recording.status)
+        if self._on_saved is not None:
+            self._on_saved(saved)
+
+
+async def _relay_body(
+    response: httpx.Response, writer: asyncio.StreamWriter, relay: _Relay
+) -> RecordedEnding:
+    """Pass the body on read by read; the client sees the upstream's ending too."""
+    try:
+        async for data in response.aiter_raw():
+            relay.add(data)
+            writer.write(frame_chunk(data))
+            await writer.drain()
+    except httpx.TransportError as error:
+        ending = transport_ending(error)
+        if ending == "reset":
+            writer.transport.abort()
+        return ending  # without the last chunk: the client sees an incomplete body
+    writer.write(LAST_CHUNK)
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    return "complete"
+
+
+def transport_ending(error: httpx.TransportError) -> RecordedEnding:
+    """How an httpx transport failure ended a body: a timeout, a cut or a reset."""
+    if isinstance(error, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(error, httpx.RemoteProtocolError):
+        return "disconnect"
+    return "reset"
+
+
+def _write_head(writer: asyncio.StreamWriter, response: httpx.Response) -> None:
+    headers = [
+        (name, value)
+        for name, value in response.headers.multi_items()
+        if name.lower() not in _RELAY_DROPPED
+    ]
+    headers += [("transfer-encoding", "chunked"), ("connection", "close")]
+    writer.write(encode_head(response.status_code, headers))
+
+
+def _write_error(writer: asyncio.StreamWriter, status: int, message: str) -> None:
+    body = json.dumps(default_error_object(status, message)).encode()
+    headers = [
+        ("content-type", "application/json"),
+        ("content-length", str(len(body))),
+        ("connection", "close"),
+    ]
+    writer.write(encode_head(status, headers) + body)
+
+
+async def _read_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> _Request | None:
+    """The connection's request, or None if the client left first; raises _BadRequest."""
+    parser = h11.Connection(h11.SERVER)
+    request: _Request | None = None
+    while True:
+        try:
+            event = parser.next_event()
+        except h11.RemoteProtocolError as error:
+            raise _BadRequest(f"malformed HTTP request: {error}") from None
+        if event is h11.NEED_DATA:
+            if parser.they_are_waiting_for_100_continue:
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            parser.receive_data(await reader.read(_READ_SIZE))
+        elif isinstance(event, h11.Request):
+            request = _Request(
+                event.method.decode("latin-1"),
+                event.target.decode("latin-1"),
+                [(n.decode("latin-1"), v.decode("latin-1")) for n, v in event.headers],
+            )
+        elif isinstance(event, h11.Data):
+            assert request is not None  # h11 emits Request before Data
+            request.body += event.data
+            if len(request.body) > MAX_REQUEST_BYTES:
+                raise _BadRequest(f"request body larger than {MAX_REQUEST_BYTES} bytes")
+        elif isinstance(event, h11.EndOfMessage):
+            return request
+        else:
+            return None

@@ -1,0 +1,233 @@
+"""A recorded exchange turned into a fixture (sans-IO): the capture half of the fake provider.
+
+The recording proxy (recorder.py) stores what it received from the upstream: the response
+head, the body as the reads it arrived in with the wait before each, and how it ended. This
+module makes that a :class:`Scenario` whose replay sends the same body bytes, cut into the
+same writes, with the waits that mattered kept as pauses, and provenance saying where and
+when it was recorded. Secrets in headers never reach the fixture.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .scenario import (
+    DisconnectStep,
+    ErrorAttempt,
+    ErrorResponse,
+    FaultAttempt,
+    Framing,
+    LiteralStep,
+    PauseStep,
+    Provenance,
+    ResetStep,
+    Scenario,
+    StallStep,
+    Step,
+    StreamAttempt,
+    StreamResponse,
+    WriteSplit,
+)
+
+REDACTED = "[REDACTED]"
+DEFAULT_MIN_PAUSE_MS = 5.0
+"""Waits shorter than this between reads are scheduling noise, not the upstream's timing."""
+
+RecordedEnding = Literal["complete", "reset", "disconnect", "timeout"]
+"""How the upstream's response ended (or, with no response, how the connection failed:
+``complete`` then means the upstream closed without answering)."""
+
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "api-key", "x-api-key"}
+)
+_SECRET_WORDS = ("api-key", "apikey", "token", "secret", "password")
+# Framing the recording cannot keep: the replay frames the body itself.
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-length",
+        "content-encoding",
+        "date",
+        "proxy-connection",
+        "upgrade",
+    }
+)
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+_FAULTS: dict[RecordedEnding, Literal["reset", "close", "stall"]] = {
+    "complete": "close",
+    "disconnect": "close",
+    "reset": "reset",
+    "timeout": "stall",
+}
+
+
+class RecordingError(ValueError):
+    """The recorded response cannot be written as a fixture (e.g. its body is not UTF-8)."""
+
+
+@dataclass(frozen=True)
+class Read:
+    """One read of the upstream's body: its bytes, after waiting ``gap_ms`` for them."""
+
+    data: bytes
+    gap_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One request through the recording proxy and what the upstream sent back."""
+
+    url: str  # where the request went
+    method: str
+    request_headers: tuple[tuple[str, str], ...]
+    model: str | None  # the request body's ``model``
+    recorded_at: str  # ISO 8601
+    status: int | None  # None: the upstream failed before any response byte
+    response_headers: tuple[tuple[str, str], ...] = ()
+    reads: tuple[Read, ...] = ()
+    ending: RecordedEnding = "complete"
+    final_gap_ms: float = 0.0  # the wait between the last read and the end
+    chunked: bool = True  # the upstream used chunked transfer coding
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(read.data for read in self.reads)
+
+
+def is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
+
+
+def redacted(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Headers with the value of every secret one (credentials, cookies) replaced."""
+    return [(name, REDACTED if is_secret(name) else value) for name, value in headers]
+
+
+def recorded_scenario(
+    recording: Recording, scenario_id: str, *, min_pause_ms: float = DEFAULT_MIN_PAUSE_MS
+) -> Scenario:
+    """The fixture that replays ``recording``; raises RecordingError."""
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt
+    if recording.status is None:
+        attempt = FaultAttempt(fault=_FAULTS[recording.ending])
+    elif 200 <= recording.status < 300:
+        attempt = StreamAttempt(stream=_stream(recording, min_pause_ms))
+    else:
+        attempt = ErrorAttempt(error=_error(recording))
+    model = recording.model or "unknown model"
+    return Scenario(
+        id=scenario_id,
+        title=f"Recorded from {recording.url} ({model})",
+        description=f"{recording.method} {recording.url} answered "
+        + (f"HTTP {recording.status}" if recording.status is not None else "with no response")
+        + f", recorded by `fakeprovider record` on {recording.recorded_at}.",
+        provenance=Provenance(
+            emitted_by=f"{model} at {recording.url}",
+            notes=_notes(recording),
+        ),
+        tags=("recorded",),
+        attempts=(attempt,),
+    )
+
+
+def _notes(recording: Recording) -> str:
+    headers = "; ".join(f"{name}: {value}" for name, value in redacted(recording.request_headers))
+    return (
+        f"Recorded {recording.recorded_at}. Upstream: {recording.url}. "
+        f"Model: {recording.model or '(none)'}. Ending: {recording.ending}. "
+        f"Request headers (secrets redacted): {headers or '(none)'}."
+    )
+
+
+def _response_headers(recording: Recording) -> dict[str, str]:
+    kept = [
+        (name, value)
+        for name, value in redacted(recording.response_headers)
+        if name.lower() not in _HOP_BY_HOP
+    ]
+    return dict(kept)
+
+
+def _text(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RecordingError(
+            f"the body is not UTF-8 (byte {error.start}: {error.reason}); a fixture holds "
+            "text, so only the raw .sse dump keeps it"
+        ) from None
+
+
+def _error(recording: Recording) -> ErrorResponse:
+    assert recording.status is not None
+    return ErrorResponse(
+        status=recording.status,
+        headers=_response_headers(recording),
+        raw_body=_text(recording.body),
+    )
+
+
+def _stream(recording: Recording, min_pause_ms: float) -> StreamResponse:
+    body = recording.body
+    read_starts = _read_starts(recording.reads)
+    pauses = {
+        _char_boundary(body, start): read.gap_ms
+        for start, read in zip(read_starts, recording.reads, strict=True)
+        if read.gap_ms >= min_pause_ms and start < len(body)
+    }
+    cuts = {match.end() for match in _EVENT_END.finditer(body)} | set(pauses)
+    boundaries = [start for start in read_starts if 0 < start < len(body)]
+    if not boundaries:
+        cuts = set()  # one write: one literal, since every step would be a write of its own
+    steps: list[Step] = []
+    bounds = [0, *sorted(cut for cut in cuts if 0 < cut < len(body)), len(body)]
+    for start, stop in itertools.pairwise(bounds):
+        if start in pauses:
+            steps.append(PauseStep(pause_ms=round(pauses[start], 1)))
+        if stop > start:
+            steps.append(LiteralStep(literal=_text(body[start:stop])))
+    if recording.final_gap_ms >= min_pause_ms and recording.ending != "timeout":
+        steps.append(PauseStep(pause_ms=round(recording.final_gap_ms, 1)))
+    steps += _ending_steps(recording.ending)
+    split = WriteSplit(mode="offsets", offsets=tuple(boundaries)) if boundaries else WriteSplit()
+    return StreamResponse(
+        status=recording.status or 200,
+        headers=_response_headers(recording),
+        framing=Framing(split=split, transfer="chunked" if recording.chunked else "close"),
+        envelope=None,
+        steps=tuple(steps),
+    )
+
+
+def _read_starts(reads: Sequence[Read]) -> list[int]:
+    starts, offset = [], 0
+    for read in reads:
+        starts.append(offset)
+        offset += len(read.data)
+    return starts
+
+
+def _char_boundary(body: bytes, offset: int) -> int:
+    """``offset``, or the start of the next UTF-8 character if it falls inside one: a pause
+    sits between literal steps, and a literal holds whole characters."""
+    while offset < len(body) and 0x80 <= body[offset] < 0xC0:
+        offset += 1
+    return offset
+
+
+def _ending_steps(ending: RecordedEnding) -> list[Step]:
+    match ending:
+        case "reset":
+            return [ResetStep()]
+        case "disconnect":
+            return [DisconnectStep()]
+        case "timeout":
+            return [StallStep()]
+    return []

@@ -1,0 +1,75 @@
+"""``conformance run --generate``, ``conformance fuzz`` and ``conformance replay``."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from conformance.cli import main
+from conformance.results import RunResult
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
+# What a run measures rather than decides: clocks, durations and the waits R5/R6 quote.
+TIMING = {"started_at", "finished_at", "duration_s", "received_at", "ended_at", "measured_ms"}
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def without_timing(value: Any) -> Any:
+    if isinstance(value, dict):
+        kept = {key: without_timing(item) for key, item in value.items() if key not in TIMING}
+        if str(kept.get("reason", "")).startswith("waits "):
+            kept["reason"] = re.sub(r"\d+ ms in", "… ms in", kept["reason"])
+        return kept
+    if isinstance(value, list):
+        return [without_timing(item) for item in value]
+    return value
+
+
+def test_generated_cases_are_the_same_for_the_same_seed(tmp_path: Path) -> None:
+    runs = []
+    for number in (1, 2):
+        path = tmp_path / f"{number}.json"
+        args = ("run", "--generate", "16", "--seed", "11", "-k", "gen-", "--idle-timeout", "0.2")
+        result = invoke(*args, "--transport", "in-process", "--json", str(path))
+        assert result.exit_code == 0, result.output
+        runs.append(json.loads(path.read_text()))
+    assert without_timing(runs[0]) == without_timing(runs[1])
+    assert runs[0]["options"]["seed"] == 11 and runs[0]["options"]["generated"] == 16
+    assert all(case["case"].startswith("gen-") for case in runs[0]["cases"])
+
+
+def test_a_run_records_the_seed_it_drew(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    result = invoke("run", "--generate", "3", "-k", "gen-", "--json", str(path))
+    assert result.exit_code == 0, result.output
+    saved = RunResult.from_json(path.read_bytes())
+    assert isinstance(saved.options["seed"], int) and len(saved.cases) == 3
+
+
+def test_fuzz_a_subprocess_adapter_over_loopback() -> None:
+    result = invoke("fuzz", "--adapter-cmd", PYTHON_EXAMPLE, "--family", "C", "--max-examples", "8")
+    assert result.exit_code == 0, result.output
+    assert "over loopback" in result.output
+    assert "ok C: 8 examples" in result.output
+
+
+def test_fuzz_names_the_families_it_knows() -> None:
+    result = CliRunner().invoke(main, ["fuzz", "--family", "Z"])
+    assert result.exit_code == 2
+    assert "no generated cases for ['Z']" in result.output
+
+
+def test_replay_reports_a_malformed_fixture(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("attempts: [{fault: explode}]\n")
+    result = CliRunner().invoke(main, ["replay", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2
+    assert "bad.yaml:1: attempts[0].fault" in result.output

@@ -1,0 +1,43 @@
+"""Two runs of the same fixtures give the same results.json, once the clock's fields are
+blanked (conformance.reproducible lists them, and why they differ).
+
+The runs are the README's default run — ``conformance run``: the bundled corpus, the
+reference adapter, loopback — as two processes side by side.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.reproducible import reproducible_json
+from conformance.results import RunResult
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_the_default_run_is_reproducible(tmp_path: Path) -> None:
+    paths = [tmp_path / "first.json", tmp_path / "second.json"]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "conformance", "run", "--json", str(path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for path in paths
+    ]
+    for run in runs:
+        _, stderr = run.communicate(timeout=110)
+        assert run.returncode == 0, stderr.decode(errors="replace")
+    first, second = (path.read_text(encoding="utf-8") for path in paths)
+    assert first != second, "the clock's fields do differ between runs"
+
+    once, again = (reproducible_json(RunResult.from_json(text)) for text in (first, second))
+
+    assert len(RunResult.from_json(first).cases) > 100
+    difference = difflib.unified_diff(once.splitlines(), again.splitlines(), lineterm="", n=2)
+    assert once == again, "\n".join(list(difference)[:80])

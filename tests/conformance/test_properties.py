@@ -1,0 +1,96 @@
+"""The central property, one family at a time: the reference adapter keeps it on every
+generated case, and each mutant is caught by the generated cases alone (no fixture), its
+failure shrunk to a small scenario that replays to the same verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import hypothesis
+import pytest
+from click.testing import CliRunner
+
+from conformance.adapters.mutants import MUTANTS
+from conformance.cli import main
+from conformance.generated import CaseRunner
+from conformance.invariants import CATALOGUE
+from conformance.properties import check_family, families, family_invariants
+
+# One mutant per family at least (the full kill table runs in `conformance fuzz`, by hand):
+# (mutant, the target invariant its family's property must name).
+REPRESENTATIVES = [
+    ("identity_any_defined", "T1"),
+    ("unidentified_closed_empty", "T5"),
+    ("empty_stop_succeeds", "E1"),
+    ("whitespace_is_empty", "E3"),
+    ("reasoning_as_text", "C2"),
+    ("cached_in_input", "C4"),
+    ("lf_only_lines", "S1"),
+    ("eof_is_done", "S5"),
+    ("malformed_payload_skipped", "S6"),
+    ("rate_limit_as_server", "H1"),
+    ("finish_twice", "G1"),
+    ("one_based_indexes", "G4"),
+    ("builtin_budget", "R2"),
+]
+# A budget that finds each representative under the ci profile, with room to spare.
+SEARCH = hypothesis.settings(max_examples=400)
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[CaseRunner]:
+    with CaseRunner() as runner:
+        yield runner
+
+
+def test_the_reference_runs_in_process(reference: CaseRunner) -> None:
+    assert reference.transport == "in-process"
+
+
+@pytest.mark.parametrize("family", families())
+def test_the_reference_keeps_every_family(reference: CaseRunner, family: str) -> None:
+    run = check_family(reference, family)
+    assert run.failure is None, str(run.failure)
+    assert run.examples >= hypothesis.settings().max_examples
+    # Not vacuous: most of the family's invariants judged cases (all do at larger budgets).
+    assert len(run.exercised) >= len(family_invariants(family)) / 2, run.exercised
+
+
+@pytest.mark.parametrize(("name", "target"), REPRESENTATIVES, ids=[n for n, _ in REPRESENTATIVES])
+def test_a_mutant_is_found_by_generated_cases_alone(name: str, target: str) -> None:
+    mutant = MUTANTS[name]
+    assert target in mutant.targets
+    family = CATALOGUE[target].family
+    with CaseRunner(mutant.target) as runner:
+        run = check_family(runner, family, settings=SEARCH, invariants=[target])
+    assert run.failure is not None, f"{name} survived {run.examples} generated {family} cases"
+    assert not run.flaky
+    assert run.failure.invariants == (target,)
+    assert all(breach.completed for breach in run.failure.breaches)
+    assert run.failure.size.events <= 8, run.failure.scenario  # shrunk
+
+
+def test_every_mutant_has_a_family_with_generated_cases() -> None:
+    generated = set(families())
+    for mutant in MUTANTS.values():
+        assert {CATALOGUE[target].family for target in mutant.targets} <= generated, mutant.name
+
+
+def test_a_saved_failure_replays_to_the_same_verdict(tmp_path: Path) -> None:
+    mutant = "--adapter=conformance.adapters.mutants:cached_in_input"
+    fuzzed = CliRunner().invoke(
+        main, ["fuzz", mutant, "--family", "C", "--save-failures", str(tmp_path)]
+    )
+    assert fuzzed.exit_code == 1, fuzzed.output
+    assert "FAILED C:" in fuzzed.output and "fail C4:" in fuzzed.output
+    (saved,) = tmp_path.glob("gen-c-*.yaml")
+    text = saved.read_text()
+    assert "--seed 0" in text and "C4 fail" in text  # the seed and the invariant: provenance
+    found = next(line for line in fuzzed.output.splitlines() if "fail C4:" in line)
+    reason = found.split("fail C4: ", 1)[1]
+    replayed = CliRunner().invoke(main, ["replay", str(saved), mutant])
+    assert replayed.exit_code == 1
+    assert f"  fail C4 (MUST): {reason}" in replayed.output.splitlines()
+    passed = CliRunner().invoke(main, ["replay", str(saved)])
+    assert passed.exit_code == 0, passed.output

@@ -1,0 +1,162 @@
+"""The quirk catalogue: transforms keep the wire's meaning, and fixtures carry honest levels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.events import RetryPolicy
+from conformance.oracle import ExpectedAttempt, expected_outcome
+from conformance.quirks import INFO_TAG, QUIRKS, TRANSFORMS, quirk_ids, with_quirks
+from fakeprovider.build import ScenarioBuilder, StreamBuilder, stream, tool_call_entry
+from fakeprovider.fixtures import load_fixtures
+from fakeprovider.scenario import Scenario, StreamAttempt
+from fakeprovider.wire import encode_stream
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
+
+
+def _text() -> StreamBuilder:
+    return (
+        stream()
+        .role(content="")
+        .text("Hé")
+        .text("l")
+        .delta(content="lo", finish_reason="stop")
+        .usage(11, 2, cached_tokens=3)
+        .done()
+    )
+
+
+def _tool_call() -> StreamBuilder:
+    return (
+        stream()
+        .role()
+        .tool_call(0, id="call_1", type="function", name="get_weather", arguments="")
+        .tool_call(0, arguments='{"ci')
+        .tool_call(0, arguments='ty": "Pa')
+        .tool_call(0, arguments='ris"}')
+        .finish("tool_calls")
+        .usage(11, 7)
+        .done()
+    )
+
+
+def _parallel() -> StreamBuilder:
+    return (
+        stream()
+        .role()
+        .tool_call(0, id="call_a", type="function", name="get_weather", arguments="")
+        .tool_call(0, arguments='{"city": ')
+        .tool_call(0, arguments='"Paris"}')
+        .tool_call(1, id="call_b", type="function", name="get_time", arguments='{"tz": ')
+        .tool_call(1, arguments='"UTC"}')
+        .finish("tool_calls", usage={"prompt_tokens": 20, "completion_tokens": 9})
+        .done()
+    )
+
+
+def _reasoning_then_text() -> StreamBuilder:
+    return (
+        stream()
+        .role(reasoning_content="")
+        .reasoning("Let me")
+        .reasoning(" think.")
+        .delta(content="Answer", reasoning_content=None)
+        .tool_calls(
+            tool_call_entry(0, id="call_1", type="function", name="get_time", arguments="{}")
+        )
+        .finish("tool_calls")
+        .usage(11, 7, reasoning_tokens=3)
+        .done()
+    )
+
+
+CANONICAL = {
+    "text": _text,
+    "tool-call": _tool_call,
+    "parallel": _parallel,
+    "reasoning": _reasoning_then_text,
+}
+
+
+def _scenario(name: str) -> Scenario:
+    return ScenarioBuilder(name).attempt(CANONICAL[name]()).build()
+
+
+def _meaning(attempt: ExpectedAttempt) -> tuple[object, ...]:
+    return (attempt.reason, attempt.code, attempt.blocks, attempt.usage)
+
+
+def _writes(scenario: Scenario) -> list[list[bytes]]:
+    """Every stream attempt's network writes (framing quirks change the cuts, not the body)."""
+    return [
+        [write.data for write in encode_stream(attempt.stream).writes]
+        for attempt in scenario.attempts
+        if isinstance(attempt, StreamAttempt)
+    ]
+
+
+@pytest.mark.parametrize("quirk_id", sorted(TRANSFORMS))
+@pytest.mark.parametrize("canonical", sorted(CANONICAL))
+def test_transform_keeps_the_outcome(quirk_id: str, canonical: str) -> None:
+    scenario = _scenario(canonical)
+    quirky = with_quirks(scenario, quirk_id)
+    assert _meaning(expected_outcome(quirky, POLICY).final) == _meaning(
+        expected_outcome(scenario, POLICY).final
+    )
+    assert f"quirk-{quirk_id}" in quirky.tags
+
+
+@pytest.mark.parametrize("quirk_id", sorted(TRANSFORMS))
+def test_transform_changes_the_wire(quirk_id: str) -> None:
+    changed = [
+        name
+        for name in CANONICAL
+        if _writes(with_quirks(_scenario(name), quirk_id)) != _writes(_scenario(name))
+    ]
+    assert changed, f"{quirk_id} left every canonical stream byte-identical"
+
+
+def test_transforms_compose() -> None:
+    quirky = with_quirks(_scenario("parallel"), "A5", "A7", "E1", "D2", "I3", "I7", "H6")
+    assert quirk_ids(quirky) == ("A5", "A7", "E1", "D2", "I3", "I7", "H6")
+    assert _meaning(expected_outcome(quirky, POLICY).final) == _meaning(
+        expected_outcome(_scenario("parallel"), POLICY).final
+    )
+
+
+def test_only_unambiguous_quirks_have_transforms() -> None:
+    assert all(QUIRKS[quirk_id].level != "INFO" for quirk_id in TRANSFORMS)
+
+
+def test_interleaving_opens_every_call_first() -> None:
+    attempt = with_quirks(_scenario("parallel"), "E1").model_dump(mode="json")["attempts"][0]
+    indexes = [
+        entry["index"]
+        for step in attempt["stream"]["steps"]
+        for choice in step.get("chunk", {}).get("choices", [])
+        for entry in choice["delta"].get("tool_calls", [])
+    ]
+    assert indexes == [0, 1, 0, 1, 0]
+
+
+QUIRK_FIXTURES = load_fixtures([REPO / "fixtures" / "quirks"])
+
+
+@pytest.mark.parametrize("scenario", QUIRK_FIXTURES, ids=[s.id for s in QUIRK_FIXTURES])
+def test_quirk_fixture_is_traceable_and_levelled(scenario: Scenario) -> None:
+    assert scenario.provenance.urls, "a quirk fixture names at least one report"
+    assert all(url.startswith("https://") for url in scenario.provenance.urls)
+    ambiguous = any(
+        QUIRKS[quirk_id].level == "INFO" for quirk_id in quirk_ids(scenario) if quirk_id in QUIRKS
+    )
+    assert all(quirk_id in QUIRKS for quirk_id in quirk_ids(scenario)), quirk_ids(scenario)
+    if ambiguous:
+        assert INFO_TAG in scenario.tags, "an ambiguous quirk is recorded, not judged"
+
+
+def test_quirk_corpus_size() -> None:
+    assert len(QUIRK_FIXTURES) >= 60

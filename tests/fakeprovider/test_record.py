@@ -1,0 +1,266 @@
+"""Capture: the recording proxy in front of the fake provider itself, and recording.py.
+
+The acceptance check: recording a fixture through ``fakeprovider record`` gives a fixture
+whose replay sends exactly the original body, cut only where the original was cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fakeprovider.fixtures import load_fixture
+from fakeprovider.recorder import RecordingProxy, Saved
+from fakeprovider.recording import (
+    REDACTED,
+    Read,
+    Recording,
+    RecordingError,
+    recorded_scenario,
+    redacted,
+)
+from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.scenario import (
+    ErrorAttempt,
+    FaultAttempt,
+    PauseStep,
+    ResetStep,
+    Scenario,
+    StallStep,
+    StreamAttempt,
+)
+from fakeprovider.server import ServerThread
+from fakeprovider.wire import WirePlan, encode_stream
+
+pytestmark = pytest.mark.timeout(60)
+STARTER = Path(__file__).resolve().parents[2] / "fixtures" / "starter"
+SECRET = "sk-live-do-not-save-me"
+
+
+def _plan(scenario: Scenario) -> WirePlan:
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    return encode_stream(attempt.stream)
+
+
+def _cuts(plan: WirePlan) -> set[int]:
+    offsets, position = set(), 0
+    for write in plan.writes[:-1]:
+        position += len(write.data)
+        offsets.add(position)
+    return offsets
+
+
+async def _record_through_proxy(
+    upstream: str, path: str, out_dir: Path, idle_timeout_s: float = 5.0
+) -> tuple[bytes, list[Saved]]:
+    """POST through a recording proxy; the bytes the client got and what was saved."""
+    saved: list[Saved] = []
+    proxy = RecordingProxy(upstream, out_dir, idle_timeout_s=idle_timeout_s, on_saved=saved.append)
+    async with proxy, httpx.AsyncClient(timeout=10.0) as client:
+        received = bytearray()
+        headers = {"authorization": f"Bearer {SECRET}", "x-api-key": SECRET, "cookie": SECRET}
+        try:
+            async with client.stream(
+                "POST", proxy.root_url + path, json={"model": "m"}, headers=headers
+            ) as response:
+                async for data in response.aiter_raw():
+                    received += data
+        except httpx.TransportError:
+            pass  # the upstream's own failure, relayed
+        for _ in range(100):  # the proxy saves once the upstream's body has ended
+            if saved:
+                break
+            await asyncio.sleep(0.02)
+    return bytes(received), saved
+
+
+def _record(fixture: str, tmp_path: Path, idle_timeout_s: float = 5.0) -> tuple[bytes, Saved]:
+    original = load_fixture(STARTER / f"{fixture}.yaml")
+    with ServerThread(ScenarioRegistry([original])) as server:
+        received, saved = asyncio.run(
+            _record_through_proxy(
+                server.root_url, f"/{fixture}/v1/chat/completions", tmp_path, idle_timeout_s
+            )
+        )
+    assert len(saved) == 1
+    return received, saved[0]
+
+
+def _replayed_body(scenario: Scenario) -> bytes:
+    with ServerThread(ScenarioRegistry([scenario])) as server, httpx.Client() as client:
+        url = f"{server.base_url(scenario.id)}/chat/completions"
+        return client.post(url, json={}).content
+
+
+def test_recording_the_byte_split_fixture_replays_byte_identical(tmp_path: Path) -> None:
+    original = load_fixture(STARTER / "utf8-byte-split.yaml")
+
+    received, saved = _record("utf8-byte-split", tmp_path)
+
+    assert saved.fixture is not None and saved.status == 200
+    recorded = load_fixture(saved.fixture)
+    original_plan, recorded_plan = _plan(original), _plan(recorded)
+    assert received == original_plan.body  # the client got the upstream's bytes
+    assert saved.dump.read_bytes() == original_plan.body
+    assert recorded_plan.body == original_plan.body
+    assert _replayed_body(recorded) == original_plan.body
+    # Reads can only merge writes, never invent a cut.
+    assert _cuts(recorded_plan) <= _cuts(original_plan)
+    assert len(recorded_plan.writes) > 1
+
+
+def test_secrets_never_reach_the_saved_files(tmp_path: Path) -> None:
+    _, saved = _record("utf8-byte-split", tmp_path)
+
+    assert saved.fixture is not None
+    text = saved.fixture.read_text(encoding="utf-8")
+    assert SECRET not in text
+    assert f"authorization: {REDACTED}" in text
+    assert f"x-api-key: {REDACTED}" in text
+    assert "recorded by `fakeprovider record`" in text
+
+
+@pytest.mark.parametrize(
+    "fixture", ["crlf-bom", "comment-keepalive-openrouter", "usage-every-chunk"]
+)
+def test_framing_survives_the_round_trip(fixture: str, tmp_path: Path) -> None:
+    _, saved = _record(fixture, tmp_path)
+
+    assert saved.fixture is not None
+    original = _plan(load_fixture(STARTER / f"{fixture}.yaml"))
+    assert _plan(load_fixture(saved.fixture)).body == original.body
+
+
+def test_a_pause_and_a_reset_are_recorded_as_steps(tmp_path: Path) -> None:
+    received, saved = _record("reset-mid-stream", tmp_path)
+
+    assert saved.fixture is not None
+    recorded = load_fixture(saved.fixture)
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    steps = attempt.stream.steps
+    assert isinstance(steps[-1], ResetStep)
+    assert isinstance(steps[-2], PauseStep) and steps[-2].pause_ms >= 15  # the fixture's 20 ms
+    assert received == _plan(load_fixture(STARTER / "reset-mid-stream.yaml")).body
+
+
+def test_a_stall_is_recorded_after_the_idle_timeout(tmp_path: Path) -> None:
+    _, saved = _record("stall-mid-reasoning", tmp_path, idle_timeout_s=0.3)
+
+    assert saved.fixture is not None
+    attempt = load_fixture(saved.fixture).attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    assert isinstance(attempt.stream.steps[-1], StallStep)
+
+
+def test_an_error_response_is_recorded_as_an_error_attempt(tmp_path: Path) -> None:
+    original = load_fixture(STARTER / "rate-limit-then-ok.yaml")
+    expected = original.attempts[0]
+    assert isinstance(expected, ErrorAttempt)
+
+    received, saved = _record("rate-limit-then-ok", tmp_path)
+
+    assert saved.fixture is not None and saved.status == 429
+    attempt = load_fixture(saved.fixture).attempts[0]
+    assert isinstance(attempt, ErrorAttempt)
+    assert attempt.error.raw_body is not None
+    assert attempt.error.raw_body.encode() == received
+    assert attempt.error.headers["retry-after"] == expected.error.headers["Retry-After"]
+
+
+# --- recording.py, sans-IO ----------------------------------------------------------------
+
+
+def _recording(*reads: Read, status: int | None = 200, ending: str = "complete") -> Recording:
+    return Recording(
+        url="http://127.0.0.1:1/v1/chat/completions",
+        method="POST",
+        request_headers=(("Authorization", "Bearer x"), ("Accept", "text/event-stream")),
+        model="m",
+        recorded_at="2025-01-01T00:00:00+00:00",
+        status=status,
+        reads=reads,
+        ending=ending,  # type: ignore[arg-type]
+    )
+
+
+def test_a_body_that_is_not_utf8_cannot_be_a_fixture() -> None:
+    with pytest.raises(RecordingError, match="not UTF-8"):
+        recorded_scenario(_recording(Read(b"data: \xff\n\n")), "x")
+
+
+def test_short_waits_are_noise_and_long_ones_pauses() -> None:
+    scenario = recorded_scenario(
+        _recording(Read(b"data: 1\n\n"), Read(b"data: 2\n\n", 1.0), Read(b"data: 3\n\n", 50.0)),
+        "x",
+    )
+
+    plan = _plan(scenario)
+    assert [write.delay_ms for write in plan.writes] == [0.0, 0.0, 50.0]
+    assert plan.body == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+
+
+def test_a_pause_inside_a_character_moves_to_its_end_and_keeps_the_bytes() -> None:
+    text = "data: é\n\n".encode()  # é is two bytes; the second read starts inside it
+    cut = text.index(b"\xc3") + 1
+
+    plan = _plan(recorded_scenario(_recording(Read(text[:cut]), Read(text[cut:], 80.0)), "x"))
+
+    assert plan.body == text
+    assert plan.writes[0].data == text[:cut]
+    assert any(write.delay_ms == 80.0 for write in plan.writes)
+
+
+def test_a_failure_before_any_byte_is_a_fault() -> None:
+    scenario = recorded_scenario(_recording(status=None, ending="reset"), "x")
+
+    assert scenario.attempts == (FaultAttempt(fault="reset"),)
+
+
+def test_redaction_covers_credentials_and_cookies() -> None:
+    headers = [
+        ("Authorization", "Bearer a"),
+        ("api-key", "b"),
+        ("X-Goog-Api-Key", "c"),
+        ("Set-Cookie", "d"),
+        ("x-session-token", "e"),
+        ("content-type", "text/event-stream"),
+    ]
+
+    values = [value for _, value in redacted(headers)]
+
+    assert values == [REDACTED] * 5 + ["text/event-stream"]
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
+    original = load_fixture(STARTER / "utf8-byte-split.yaml")
+    with ServerThread(ScenarioRegistry([original])) as server:
+        command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0"]
+        command += ["--upstream", server.root_url, "--out", str(tmp_path), "--name", "cap"]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            root = first.split(" listening on ")[1].split(" ")[0]
+            process.stdout.readline()  # "saving to ..."
+            response = httpx.post(f"{root}/utf8-byte-split/v1/chat/completions", json={})
+            saved_line = process.stdout.readline()
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=10)
+    assert response.content == _plan(original).body
+    assert saved_line.strip() == f"HTTP 200: {tmp_path / 'cap-001.yaml'}"
+    assert _plan(load_fixture(tmp_path / "cap-001.yaml")).body == _plan(original).body

@@ -1,0 +1,58 @@
+"""Running one shim over named fixtures, for the per-library tests."""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import metadata
+from pathlib import Path
+
+from conformance.adapters.base import load_python_adapter
+from conformance.adapters.thirdparty import SHIMS
+from conformance.compat import outcome
+from conformance.options import RunOptions
+from conformance.results import CaseResult
+from conformance.runner import run_suite
+from fakeprovider.fixtures import load_fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = {s.id: s for s in load_fixtures([REPO / "fixtures"])}
+
+
+def run_cases(
+    column: str, *case_ids: str, options: RunOptions | None = None
+) -> dict[str, CaseResult]:
+    """The shim's results for these fixtures, by case id."""
+    shim = SHIMS[column]
+
+    async def run() -> dict[str, CaseResult]:
+        session = load_python_adapter(shim.target, options or RunOptions())
+        try:
+            result = await run_suite(
+                session, [CORPUS[i] for i in case_ids], options or RunOptions()
+            )
+        finally:
+            await session.close()
+        return {case.case: case for case in result.cases}
+
+    return asyncio.run(run())
+
+
+def seen(case: CaseResult) -> str:
+    return outcome(case)
+
+
+def handshake_version(column: str) -> tuple[str, str]:
+    """(version the shim announces, version installed) of the column's main distribution."""
+    shim = SHIMS[column]
+    session = load_python_adapter(shim.target, RunOptions())
+    return session.hello.version, metadata.version(shim.distributions[0])
+
+
+def check_column(column: str, expected: dict[str, str]) -> None:
+    """The shim announces the installed version, and each fixture gives the outcome the
+    library is known for (real-adapters.md §2) at the pinned version."""
+    announced, installed = handshake_version(column)
+    assert announced == installed
+    results = run_cases(column, *expected)
+    observed = {case_id: seen(results[case_id]) for case_id in expected}
+    assert observed == expected
