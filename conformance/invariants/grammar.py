@@ -42,6 +42,7 @@ def _per_attempt(rule: Callable[[ObservedAttempt], str | None]) -> Callable[[Evi
     "MUST",
     "Exactly one finish per attempt, and nothing after it but retry or end.",
     source=GRAMMAR,
+    any_reading=True,
 )
 def check_one_finish(evidence: Evidence) -> Judgement:
     return _per_attempt(_one_finish)(evidence)
@@ -56,7 +57,13 @@ def _one_finish(attempt: ObservedAttempt) -> str | None:
     return f"{stray[0]} after the finish" if stray else None
 
 
-@invariant("G2", "MUST", "Usage at most once per attempt, before its finish.", source=GRAMMAR)
+@invariant(
+    "G2",
+    "MUST",
+    "Usage at most once per attempt, before its finish.",
+    source=GRAMMAR,
+    any_reading=True,
+)
 def check_usage_once(evidence: Evidence) -> Judgement:
     return _per_attempt(_usage_once)(evidence)
 
@@ -76,6 +83,7 @@ def _usage_once(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A delta follows the block-start of its index, and its type matches the block's.",
     source=GRAMMAR,
+    any_reading=True,
     needs=("deltas",),
 )
 def check_delta_after_start(evidence: Evidence) -> Judgement:
@@ -104,6 +112,7 @@ def _delta_after_start(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "block-start indexes are distinct, non-negative, and allocated 0, 1, 2… in order.",
     source=GRAMMAR,
+    any_reading=True,
     needs=("deltas",),
 )
 def check_index_allocation(evidence: Evidence) -> Judgement:
@@ -122,6 +131,7 @@ def _index_allocation(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A block-end closes an open block of the same type, once.",
     source=GRAMMAR,
+    any_reading=True,
     needs=("deltas",),
 )
 def check_block_end_closes(evidence: Evidence) -> Judgement:
@@ -147,6 +157,7 @@ def _block_end_closes(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A success finish (stop, tool-calls, max-tokens) leaves no block open.",
     source=GRAMMAR,
+    any_reading=True,
     needs=("deltas",),
 )
 def check_success_closes_blocks(evidence: Evidence) -> Judgement:
@@ -170,6 +181,7 @@ def _success_closes_blocks(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A block-end equals the concatenation of its deltas (text, reasoning, arguments).",
     source=GRAMMAR,
+    any_reading=True,
     needs=("deltas",),
 )
 def check_block_end_matches_deltas(evidence: Evidence) -> Judgement:
@@ -197,6 +209,7 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
     "SHOULD",
     "Optional fields are absent, not null.",
     source="ADAPTER-PROTOCOL events; harness invariant.ts (optional keys omitted)",
+    any_reading=True,
 )
 def check_no_null_fields(evidence: Evidence) -> Judgement:
     for number, event in _all_events(evidence):

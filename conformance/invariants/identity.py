@@ -102,6 +102,7 @@ def _refused(
     "MUST",
     "No block-end of a tool call carries an empty id or name.",
     source=NOTE + " (the durable boundary: such a call makes a session unloadable)",
+    any_reading=True,
 )
 def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
     ends = [

@@ -67,17 +67,14 @@ class Invariant:
     source: str
     needs: tuple[Capability, ...]
     check: Check
+    # Judged even where an ambiguous quirk leaves the outcome open (quirks.INFO_TAG): the
+    # event grammar, the durable boundary and one request per attempt do not depend on how
+    # the wire is read.
+    any_reading: bool = False
 
     @property
     def family(self) -> str:
         return self.id.rstrip("0123456789")
-
-    @property
-    def holds_for_any_reading(self) -> bool:
-        """Judged even where an ambiguous quirk leaves the outcome open (quirks.INFO_TAG):
-        the event grammar, the durable boundary and one request per attempt do not
-        depend on how the wire is read."""
-        return self.family == "G" or self.id in ("T6", "H5")
 
     def judge(self, evidence: Evidence, *, strict: bool = False) -> tuple[Verdict, str] | None:
         """The verdict for one case, or None when the case does not exercise it."""
@@ -91,7 +88,7 @@ class Invariant:
             return "fail", f"adapter {evidence.status}: {evidence.detail}".rstrip(": ")
         if self.level == "INFO":
             return "info", judgement.reason
-        if recorded_only(evidence.scenario) and not self.holds_for_any_reading:
+        if recorded_only(evidence.scenario) and not self.any_reading:
             return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
         if judgement.held:
             return "pass", judgement.reason
@@ -121,13 +118,14 @@ def invariant(
     *,
     source: str,
     needs: tuple[Capability, ...] = (),
+    any_reading: bool = False,
 ) -> Callable[[Check], Check]:
     """Register the decorated function as the checker of invariant ``id``."""
 
     def register(check: Check) -> Check:
         if id in CATALOGUE:
             raise ValueError(f"invariant {id} is registered twice")
-        CATALOGUE[id] = Invariant(id, level, statement, source, needs, check)
+        CATALOGUE[id] = Invariant(id, level, statement, source, needs, check, any_reading)
         return check
 
     return register

@@ -100,6 +100,7 @@ def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     "MUST",
     "One attempt makes exactly one HTTP request.",
     source="harness: llm-retry (one adapter stream per attempt)",
+    any_reading=True,
 )
 def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
     if evidence.status != "completed" and not evidence.requests:
