@@ -1,5 +1,6 @@
-"""What every benchmark script shares: the machine's description, percentiles, and the
-sections of RESULTS.md that ``--write`` replaces (each script owns one section)."""
+"""What every benchmark script shares: its ``--write`` flag, the machine's description,
+small measuring and formatting helpers, and the sections of RESULTS.md that ``--write``
+replaces (each script owns one section)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
 RESULTS = BENCHMARKS / "RESULTS.md"
+_LOAD_AT_START = os.getloadavg()  # before the benchmark adds its own load
 _RESULTS_HEADER = """\
 # Benchmark results
 
 Written by the scripts in this folder when run with `--write`; each replaces only its own
 section. Ratios compare measurements taken in the same run, on the machine described in the
 section; absolute figures are this machine's only. The benchmarks are not part of the test
-command.
+command. The server benchmarks install aimock on first use (`npm ci` in this folder, from
+package-lock.json, into the git-ignored node_modules/; Node.js >= 20.15 and npm needed).
 """
 
 
@@ -49,7 +52,7 @@ def machine() -> str:
     node = _node_version()
     if node:
         parts.append(f"Node {node}")
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    load = ", ".join(f"{value:.1f}" for value in _LOAD_AT_START)
     parts.append(f"load average {load} at the start")
     return "; ".join(parts)
 
@@ -63,6 +66,12 @@ def raise_descriptor_limit(needed: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: Sequence[float], fraction: float) -> float:
     """The nearest-rank percentile (``fraction`` in 0..1) of a non-empty sample."""
     ordered = sorted(values)
@@ -70,17 +79,26 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank - 1]
 
 
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table; every column but the first is right-aligned (they hold figures)."""
+    lines = [header, ["---"] + ["---:"] * (len(header) - 1), *rows]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
 def ratio(ours: float, other: float | None) -> str:
-    return "–" if not other else f"{ours / other:.2f}×"
+    return "-" if not other else f"{ours / other:.2f}x"
 
 
 def write_section(name: str, command: str, body: str) -> None:
-    """Replace (or add) section ``name`` of RESULTS.md: the command, date, machine, body."""
+    """Replace (or add) section ``name`` of RESULTS.md: the body's heading (its first line,
+    if a Markdown heading), then the command, date and machine, then the rest of the body."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    today = datetime.date.today().isoformat()
-    section = (
-        f"{begin}\n`{command}` — {today}\n\nMachine: {machine()}.\n\n{body.strip()}\n{end}"
-    )
+    heading, _, rest = body.strip().partition("\n")
+    if not heading.startswith("#"):
+        heading, rest = "", body.strip()
+    run = f"`{command}`, {datetime.date.today().isoformat()}. Machine: {machine()}."
+    section = "\n\n".join(part for part in (heading, run, rest.strip()) if part)
+    section = f"{begin}\n{section}\n{end}"
     text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else _RESULTS_HEADER
     if begin in text and end in text:
         before, _, rest = text.partition(begin)

@@ -12,7 +12,7 @@ a ``chat.completion.chunk`` with the same fields, one write (one HTTP chunk) per
 
 The client is one asyncio process of raw sockets (the servers each get their own process):
 it opens every connection first, then sends every request at once and reads every
-response to EOF, so a measurement times the streaming, not the connection handshakes.
+response to its last chunk, so a measurement times the streaming, not the handshakes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import functools
 import json
 import re
 import shutil
@@ -33,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import BENCHMARKS
-
 from pydantic import JsonValue
 
 from fakeprovider.build import ScenarioBuilder, stream
@@ -43,7 +43,7 @@ from fakeprovider.wire import LAST_CHUNK
 CONTENT_CHUNKS = 200
 PIECE = "abcdefghij" * 2  # aimock's --chunk-size 20
 EVENTS = CONTENT_CHUNKS + 3  # role, content..., finish, [DONE]
-_ENVELOPE = {
+_ENVELOPE: dict[str, JsonValue] = {
     "id": "chatcmpl-4WjmI0IqgI3VCgxZ",
     "object": "chat.completion.chunk",
     "created": 1796037115,
@@ -54,12 +54,12 @@ AIMOCK_CLI = BENCHMARKS / "node_modules" / "@copilotkit" / "aimock" / "dist" / "
 _START_TIMEOUT_S = 30.0
 
 
-def bench_scenario(pause_ms: float = 0.0) -> Scenario:
-    """The benchmark stream; ``pause_ms`` before every event but ``[DONE]``, as aimock's
-    ``--latency`` does."""
+def bench_scenario(pause_ms: float = 0.0, content_chunks: int = CONTENT_CHUNKS) -> Scenario:
+    """The benchmark stream (``content_chunks + 3`` events); ``pause_ms`` before every event
+    but ``[DONE]``, as aimock's ``--latency`` does."""
     body = stream().envelope(dict(_ENVELOPE))
     deltas: list[JsonValue] = [{"role": "assistant", "content": ""}]
-    deltas += [{"content": PIECE}] * CONTENT_CHUNKS
+    deltas += [{"content": PIECE}] * content_chunks
     for delta in [*deltas, {}]:
         if pause_ms:
             body = body.pause(pause_ms)
@@ -83,10 +83,11 @@ def request_bytes(path: str) -> bytes:
 
 @dataclass(frozen=True)
 class Target:
-    """A running server and the path that plays the benchmark stream on it."""
+    """A running server (its port and process id) and the path that plays the stream."""
 
     name: str
     port: int
+    pid: int
     path: str
 
 
@@ -98,16 +99,16 @@ class AimockUnavailable(RuntimeError):
 def serving_ours(scenario: Scenario) -> Iterator[Target]:
     with _fixture_file(scenario) as fixture:
         command = [sys.executable, "-m", "fakeprovider", "serve", "--port", "0"]
-        with _server(command + ["--fixtures", str(fixture)], r"listening on \S+:(\d+)") as port:
-            yield Target("ours", port, f"/{scenario.id}/v1/chat/completions")
+        with _server([*command, "--fixtures", str(fixture)], r"listening on \S+:(\d+)") as running:
+            yield Target("ours", *running, f"/{scenario.id}/v1/chat/completions")
 
 
 @contextlib.contextmanager
 def serving_baseline(scenario: Scenario) -> Iterator[Target]:
     with _fixture_file(scenario) as fixture:
         command = [sys.executable, str(BENCHMARKS / "baseline_server.py"), str(fixture)]
-        with _server(command, r"port (\d+)") as port:
-            yield Target("baseline", port, "/v1/chat/completions")
+        with _server(command, r"port (\d+)") as running:
+            yield Target("baseline", *running, "/v1/chat/completions")
 
 
 @contextlib.contextmanager
@@ -115,13 +116,32 @@ def serving_aimock(latency_ms: float = 0.0) -> Iterator[Target]:
     """aimock on a free loopback port, with --log-level warn (no line per request)."""
     node = ensure_aimock()
     with tempfile.TemporaryDirectory(prefix="aimock-fixtures-") as folder:
-        reply = {"match": {"userMessage": "bench"}, "response": {"content": PIECE * 200}}
+        reply = {"match": {"userMessage": "bench"}, "response": {"content": PIECE * CONTENT_CHUNKS}}
         Path(folder, "bench.json").write_text(json.dumps({"fixtures": [reply]}))
         port = _free_port()
         command = [node, str(AIMOCK_CLI), "--port", str(port), "--fixtures", folder]
         command += ["--chunk-size", str(len(PIECE)), "--latency", f"{latency_ms:g}"]
-        with _server(command + ["--log-level", "warn"], None, port):
-            yield Target("aimock", port, "/v1/chat/completions")
+        with _server([*command, "--log-level", "warn"], None, port) as running:
+            yield Target("aimock", *running, "/v1/chat/completions")
+
+
+@contextlib.contextmanager
+def serving_all(
+    scenario: Scenario, aimock_latency_ms: float = 0.0
+) -> Iterator[tuple[list[Target], str | None]]:
+    """Ours, the baseline and aimock, all playing ``scenario`` (aimock its equivalent, with
+    ``--latency``); and, if aimock could not be, why not."""
+    with contextlib.ExitStack() as running:
+        targets = [
+            running.enter_context(serving_ours(scenario)),
+            running.enter_context(serving_baseline(scenario)),
+        ]
+        try:
+            targets.append(running.enter_context(serving_aimock(aimock_latency_ms)))
+        except AimockUnavailable as error:
+            yield targets, str(error)
+        else:
+            yield targets, None
 
 
 def ensure_aimock() -> str:
@@ -152,8 +172,11 @@ def _fixture_file(scenario: Scenario) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _server(command: list[str], port_pattern: str | None, port: int = 0) -> Iterator[int]:
-    """Start a server process; its port comes from its stdout, or is given and polled."""
+def _server(
+    command: list[str], port_pattern: str | None, port: int = 0
+) -> Iterator[tuple[int, int]]:
+    """Start a server process, yield its port and pid; the port comes from its stdout, or is
+    given and polled."""
     # Only a port to read is piped: unread output could fill the pipe and stall the server.
     output = subprocess.PIPE if port_pattern is not None else subprocess.DEVNULL
     process = subprocess.Popen(command, stdout=output, text=True)
@@ -161,7 +184,7 @@ def _server(command: list[str], port_pattern: str | None, port: int = 0) -> Iter
         if port_pattern is not None:
             port = _read_port(process, port_pattern)
         _wait_listening(process, port)
-        yield port
+        yield port, process.pid
     finally:
         process.terminate()
         try:
@@ -263,7 +286,7 @@ async def fetch_concurrently(target: Target, streams: int) -> tuple[list[Receive
     done: list[asyncio.Future[None]] = [loop.create_future() for _ in range(streams)]
     transports = await asyncio.gather(
         *(
-            loop.create_connection(lambda r=r, d=d: _Reader(r, d), "127.0.0.1", target.port)
+            loop.create_connection(functools.partial(_Reader, r, d), "127.0.0.1", target.port)
             for r, d in zip(received, done, strict=True)
         )
     )
@@ -274,10 +297,10 @@ async def fetch_concurrently(target: Target, streams: int) -> tuple[list[Receive
     return received, time.perf_counter() - began
 
 
-def check_complete(responses: list[Received]) -> None:
+def check_complete(responses: list[Received], events: int = EVENTS) -> None:
     """Every response is a 200 with all the stream's events: a benchmark of a server that
     failed some streams would measure nothing."""
     for number, response in enumerate(responses):
         data = response.data
-        if not data.startswith(b"HTTP/1.1 200 ") or data.count(b"data: ") != EVENTS:
+        if not data.startswith(b"HTTP/1.1 200 ") or data.count(b"data: ") != events:
             raise RuntimeError(f"stream {number} is incomplete: {len(data)} bytes {data[:80]!r}")

@@ -226,7 +226,7 @@ def replay(
     transport: str,
     strict: bool,
 ) -> None:
-    """Re-run fixtures (e.g. a saved failure of `conformance fuzz`) and print every verdict.
+    """Re-run fixtures, such as a saved failure of `conformance fuzz`; print every verdict.
 
     The cases run with the options generated cases run with. Exits 1 on a failing verdict.
     """

@@ -26,10 +26,9 @@ from fakeprovider.transport import IN_PROCESS_ORIGIN, AsyncFakeTransport
 
 from .adapters.base import AdapterSession, PythonAdapterSession
 from .adapters.loading import adapter_invocation, open_session
-from .events import RunCase
-from .options import RunOptions, default_request
+from .options import RunOptions
 from .results import CaseResult
-from .runner import effective_policy, run_case
+from .runner import case_request, effective_policy, run_case
 
 Transport = Literal["in-process", "loopback"]
 
@@ -87,7 +86,7 @@ class CaseRunner:
         try:
             self._loop.run(self._open())
         except BaseException:
-            self._loop.close()
+            self.__exit__(None, None, None)  # whatever was opened is closed again
             raise
         return self
 
@@ -126,15 +125,8 @@ class CaseRunner:
             self._registry.remove(scenario.id)
 
     async def _run(self, scenario: Scenario) -> CaseResult:
-        case = RunCase(
-            case=scenario.id,
-            base_url=f"{self._root}/{scenario.id}/v1",
-            api_key=self._options.api_key,
-            request=default_request(),
-            retry=effective_policy(self.session, self._options, scenario),
-            idle_timeout_s=self._options.idle_timeout_s,
-            timeout_s=self._options.timeout_s,
-        )
+        policy = effective_policy(self.session, self._options, scenario)
+        case = case_request(scenario, self._root, policy, self._options)
         return await run_case(
             self.session, self._registry, scenario, case, self._client, self.options
         )

@@ -85,7 +85,9 @@ def breaches(result: CaseResult, invariants: Iterable[str]) -> tuple[Breach, ...
         if name in wanted and verdict.verdict in ("fail", "non-strict")
     )
     return tuple(
-        b for b in found if b.verdict == "fail" or CATALOGUE[b.invariant].level == "SHOULD"
+        breach
+        for breach in found
+        if breach.verdict == "fail" or CATALOGUE[breach.invariant].level == "SHOULD"
     )
 
 
@@ -128,9 +130,7 @@ class FamilyRun:
         return self.failure is None
 
 
-def property_settings(
-    profile: hypothesis.settings, *, max_examples: int | None = None
-) -> hypothesis.settings:
+def property_settings(profile: hypothesis.settings) -> hypothesis.settings:
     """A profile made fit for a property over a live adapter: no example database (a
     failure is kept as a fixture instead), no explain phase, one bug reported, quiet."""
     return hypothesis.settings(
@@ -139,7 +139,6 @@ def property_settings(
         phases=(Phase.explicit, Phase.generate, Phase.shrink),
         report_multiple_bugs=False,
         verbosity=Verbosity.quiet,
-        max_examples=max_examples or profile.max_examples,
     )
 
 
@@ -181,9 +180,11 @@ def check_family(
         chosen(test)()
     except PropertyFailure as failure:
         run.failure = failure
-    except FlakyFailure as flaky:
-        run.failure = next(e for e in flaky.exceptions if isinstance(e, PropertyFailure))
-        run.flaky = True
+    except FlakyFailure as flaky:  # it failed, then passed when Hypothesis replayed it
+        failures = [error for error in flaky.exceptions if isinstance(error, PropertyFailure)]
+        if not failures:
+            raise
+        run.failure, run.flaky = failures[0], True
     run.seconds = time.monotonic() - begun
     return run
 

@@ -91,15 +91,7 @@ async def run_suite(
             await stack.enter_async_context(server)
             root = server.root_url
         for scenario in scenarios:
-            case = RunCase(
-                case=scenario.id,
-                base_url=f"{root}/{scenario.id}/v1",
-                api_key=options.api_key,
-                request=default_request(),
-                retry=policies[scenario.id],
-                idle_timeout_s=options.idle_timeout_s,
-                timeout_s=options.timeout_s,
-            )
+            case = case_request(scenario, root, policies[scenario.id], options)
             result = await run_case(session, registry, scenario, case, client, options)
             cases.append(result)
             if on_case is not None:
@@ -119,6 +111,21 @@ async def run_suite(
         finished_at=_now(),
         catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
         cases=cases,
+    )
+
+
+def case_request(
+    scenario: Scenario, root: str, policy: RetryPolicy, options: RunOptions
+) -> RunCase:
+    """The ``run`` request of a case whose provider answers under ``root``."""
+    return RunCase(
+        case=scenario.id,
+        base_url=f"{root}/{scenario.id}/v1",
+        api_key=options.api_key,
+        request=default_request(),
+        retry=policy,
+        idle_timeout_s=options.idle_timeout_s,
+        timeout_s=options.timeout_s,
     )
 
 

@@ -30,8 +30,8 @@ def write_reports(result: RunResult, out_dir: Path) -> dict[str, Path]:
 
 __all__ = [
     "REPORT_FILES",
-    "InfoTable",
     "BaselineDiff",
+    "InfoTable",
     "VerdictChange",
     "compare_baseline",
     "format_baseline",

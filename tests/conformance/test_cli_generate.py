@@ -2,49 +2,35 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
+from conformance.reproducible import reproducible_json
 from conformance.results import RunResult
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
-# What a run measures rather than decides: clocks, durations and the waits R5/R6 quote.
-TIMING = {"started_at", "finished_at", "duration_s", "received_at", "ended_at", "measured_ms"}
 
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def without_timing(value: Any) -> Any:
-    if isinstance(value, dict):
-        kept = {key: without_timing(item) for key, item in value.items() if key not in TIMING}
-        if str(kept.get("reason", "")).startswith("waits "):
-            kept["reason"] = re.sub(r"\d+ ms in", "… ms in", kept["reason"])
-        return kept
-    if isinstance(value, list):
-        return [without_timing(item) for item in value]
-    return value
-
-
 def test_generated_cases_are_the_same_for_the_same_seed(tmp_path: Path) -> None:
+    # In process here; test_determinism.py runs the default (loopback) run with a seed.
     runs = []
     for number in (1, 2):
         path = tmp_path / f"{number}.json"
         args = ("run", "--generate", "16", "--seed", "11", "-k", "gen-", "--idle-timeout", "0.2")
         result = invoke(*args, "--transport", "in-process", "--json", str(path))
         assert result.exit_code == 0, result.output
-        runs.append(json.loads(path.read_text()))
-    assert without_timing(runs[0]) == without_timing(runs[1])
-    assert runs[0]["options"]["seed"] == 11 and runs[0]["options"]["generated"] == 16
-    assert all(case["case"].startswith("gen-") for case in runs[0]["cases"])
+        runs.append(RunResult.from_json(path.read_bytes()))
+    assert reproducible_json(runs[0]) == reproducible_json(runs[1])
+    assert runs[0].options["seed"] == 11 and runs[0].options["generated"] == 16
+    assert all(case.case.startswith("gen-") for case in runs[0].cases)
 
 
 def test_a_run_records_the_seed_it_drew(tmp_path: Path) -> None:

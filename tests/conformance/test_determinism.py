@@ -1,8 +1,9 @@
-"""Two runs of the same fixtures give the same results.json, once the clock's fields are
-blanked (conformance.reproducible lists them, and why they differ).
+"""Two runs of the same fixtures and seed give the same results.json, once the clock's
+fields are blanked (conformance.reproducible lists them, and why they differ).
 
 The runs are the README's default run — ``conformance run``: the bundled corpus, the
-reference adapter, loopback — as two processes side by side.
+reference adapter, loopback — plus generated cases of a fixed seed, as two processes side
+by side.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from conformance.reproducible import reproducible_json
 from conformance.results import RunResult
 
 pytestmark = pytest.mark.timeout(120)
+GENERATED = 40
+RUN = [sys.executable, "-m", "conformance", "run", "--generate", str(GENERATED), "--seed", "7"]
 
 
-def test_the_default_run_is_reproducible(tmp_path: Path) -> None:
+def test_the_default_run_with_a_seed_is_reproducible(tmp_path: Path) -> None:
     paths = [tmp_path / "first.json", tmp_path / "second.json"]
     runs = [
         subprocess.Popen(
-            [sys.executable, "-m", "conformance", "run", "--json", str(path)],
+            [*RUN, "--json", str(path)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -38,6 +41,8 @@ def test_the_default_run_is_reproducible(tmp_path: Path) -> None:
 
     once, again = (reproducible_json(RunResult.from_json(text)) for text in (first, second))
 
-    assert len(RunResult.from_json(first).cases) > 100
+    cases = [case.case for case in RunResult.from_json(first).cases]
+    assert len(cases) > 100
+    assert len([case for case in cases if case.startswith("gen-")]) == GENERATED
     difference = difflib.unified_diff(once.splitlines(), again.splitlines(), lineterm="", n=2)
     assert once == again, "\n".join(list(difference)[:80])

@@ -272,6 +272,15 @@ def test_put_rejects_bad_scenarios_readably(
     assert "bad-put" not in server.registry.ids()
 
 
+def test_a_replaced_scenario_plays_its_new_bytes(server: ServerThread, register: Register) -> None:
+    # Encodings are kept per attempt object: a replacement must never replay the old one.
+    for text in ("first", "second", "third"):
+        register("replaced", {"stream": {"steps": [{"raw": text}, "done"]}})
+        request = post_bytes("/replaced/v1/chat/completions", extra="Connection: close\r\n")
+        _, _, body = split_response(b"".join(data for _, data in exchange(server.port, request)))
+        assert dechunk(body) == [f"data: {text}\n\n".encode(), b"data: [DONE]\n\n"]
+
+
 def test_an_unplayable_registered_scenario_answers_500(
     server: ServerThread, register: Register, client: httpx.Client
 ) -> None:

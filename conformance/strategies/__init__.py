@@ -1,0 +1,172 @@
+"""Hypothesis strategies for generated cases: INVARIANTS.md, "The central property".
+
+A case is drawn in layers, each a small named strategy:
+
+1. an intended response M (:func:`intended_responses`): text and reasoning (any unicode,
+   multi-byte favoured, or whitespace only), up to four tool calls with raw arguments (some
+   not JSON), usage with or without cache and reasoning details, a finish reason (``stop``,
+   ``tool_calls``, ``length``, none, an unknown one);
+2. a meaning-preserving encoding of M as chunks (:func:`encoded_chunks`): fragments cut
+   anywhere (empty ones too); per continuation delta an identity absent, ``null``, ``""``,
+   not a string or repeated; ids and names arriving late; parallel calls interleaved; the
+   finish attached, separate or overridden; usage attached, trailing (``choices: []`` or no
+   ``choices``) or on every chunk; first-chunk signatures; the null/empty fillers and empty
+   ``choices`` pings real providers send (anchors.md §3 A1-A12, B1, D1, D2, F, G, H);
+3. SSE framing (:func:`framed_streams`): LF / CR / CRLF, comments and fields anywhere,
+   ``data:`` with or without a space, a BOM, write splits at any byte offset (inside UTF-8
+   characters too), data after ``[DONE]``;
+4. encodings that break M on purpose, with a defined outcome (:data:`STREAM_BREAKS`,
+   :func:`failed_attempts`): a call never identified (T5), zero blocks (E1, from M itself),
+   a stream cut before ``[DONE]`` (S5), a payload that is not JSON (S6), an error object
+   mid-stream (S7), HTTP errors, faults, resets and stalls before the last attempt (H).
+
+Every case is a plain :class:`~fakeprovider.scenario.Scenario` whose ``expect`` is written
+from M (:mod:`conformance.intent`), so it can be saved as a fixture as it is. Every choice
+lists its plain option first and every list shrinks to empty: Hypothesis shrinks toward
+fewer calls, shorter text, canonical chunks and no framing quirks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fakeprovider.scenario import Scenario
+
+from ..events import RetryPolicy
+from ..intent import case_expect, failure_expect, response_expect
+from ..options import DEFAULT_POLICY
+from ..quirks import QUIRKS, with_quirks
+from ._drawing import BOOLEANS, Step, pick, picked, upto
+from .breaking import (
+    STREAM_BREAKS,
+    StreamBreak,
+    failed_attempts,
+    retry_policies,
+    stream_breaks,
+)
+from .encoding import Encoding, canonical_encoding, encoded_chunks
+from .framing import AFTER_DONE, DONE, framed_streams, with_noise
+from .response import intended_responses
+
+# Unambiguous provider quirks (INVARIANTS.md §Q). Their transforms re-encode a canonical
+# stream; two identity quirks (A*, B1) do not always compose (one may null an identity the
+# other moved to a continuation delta), so a case gets at most one of those.
+MUST_QUIRKS = tuple(
+    sorted(quirk.id for quirk in QUIRKS.values() if quirk.transform and quirk.level == "MUST")
+)
+IDENTITY_QUIRKS = tuple(q for q in MUST_QUIRKS if q.startswith("A") or q == "B1")
+OTHER_QUIRKS = tuple(q for q in MUST_QUIRKS if q not in IDENTITY_QUIRKS)
+
+
+@st.composite
+def quirk_sets(draw: st.DrawFn) -> list[str]:
+    """One to three quirks to apply in turn, the identity quirk (if any) first."""
+    chosen = draw(st.lists(pick(OTHER_QUIRKS), max_size=2, unique=True))
+    if not chosen or draw(BOOLEANS):
+        chosen.insert(0, draw(pick(IDENTITY_QUIRKS)))
+    return chosen
+
+
+def _chunk_steps(encoding: Encoding) -> list[Step]:
+    return [{"chunk": chunk} for chunk in encoding.chunks]
+
+
+@st.composite
+def last_attempts(draw: st.DrawFn, broken: StreamBreak, encoding: Encoding) -> dict[str, Any]:
+    """The last attempt: M encoded, broken as drawn, framed, with noise and trailers."""
+    steps = _chunk_steps(encoding)
+    if broken.inserted:
+        position = draw(upto(len(steps)))
+        steps[position:position] = [dict(step) for step in broken.inserted]
+    draw(with_noise(steps))
+    steps += [dict(step) for step in broken.ending]
+    if broken.ending == (DONE,):
+        steps += [dict(step) for step in picked(draw, AFTER_DONE)]  # S4
+    return draw(framed_streams(steps))
+
+
+@dataclass(frozen=True)
+class CaseShape:
+    """Which layers a family's cases draw from."""
+
+    min_calls: int = 0
+    max_calls: int = 4
+    breaks: tuple[str, ...] = ()  # kinds of STREAM_BREAKS the last attempt may show
+    failures_before: tuple[int, int] = (0, 0)  # failing attempts before the last: min, max
+    slow: bool = False  # stalls and honoured Retry-After before the last attempt
+    retry_policy: bool = False  # the case may set its own retry-policy fields
+    quirks: bool = False  # re-encoded by provider quirk transforms (conformance.quirks)
+
+
+FAMILY_SHAPES: dict[str, CaseShape] = {
+    "G": CaseShape(breaks=STREAM_BREAKS, failures_before=(0, 2)),
+    "C": CaseShape(),
+    "T": CaseShape(min_calls=1, breaks=("unidentified",)),
+    "E": CaseShape(max_calls=2),
+    "S": CaseShape(breaks=("cut", "not-json", "error-object")),
+    "H": CaseShape(failures_before=(1, 2), slow=True),
+    "R": CaseShape(breaks=("unidentified",), failures_before=(1, 2), slow=True, retry_policy=True),
+    "Q": CaseShape(quirks=True),
+}
+
+
+@st.composite
+def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
+    """One generated case for ``family``: a scenario whose ``expect`` comes from M."""
+    kind = draw(pick((None, *shape.breaks)))
+    intended = draw(
+        intended_responses(
+            min_calls=shape.min_calls,
+            max_calls=shape.max_calls,
+            unidentified=kind == "unidentified",
+        )
+    )
+    broken = draw(stream_breaks(kind))
+    least, most = shape.failures_before
+    if shape.quirks:  # the quirks re-encode a canonical stream, framing included
+        encoding = canonical_encoding(intended)
+        last: dict[str, Any] = {"stream": {"steps": [*_chunk_steps(encoding), DONE]}}
+    else:
+        encoding = draw(encoded_chunks(intended))
+        last = draw(last_attempts(broken, encoding))
+    before = draw(
+        st.lists(failed_attempts(encoding, slow=shape.slow), min_size=least, max_size=most)
+    )
+    if broken.code is None:
+        final = response_expect(
+            intended.response, encoding.call_order, unidentified=intended.unidentified
+        )
+    else:
+        final = failure_expect(broken.code)
+    override = draw(retry_policies()) if shape.retry_policy else None
+    policy = RetryPolicy.model_validate(DEFAULT_POLICY.model_dump() | (override or {}))
+    expect = case_expect([failed for _, failed in before], final, policy)
+    scenario = Scenario.model_validate(
+        {
+            "id": "generated",
+            "title": f"Generated case ({family} family)",
+            "tags": ["generated", family],
+            "provenance": {"emitted_by": "streamconform generator (conformance.strategies)"},
+            "expect": expect,
+            "retry_policy": override,
+            "attempts": [*(attempt for attempt, _ in before), last],
+        }
+    )
+    if shape.quirks:
+        scenario = with_quirks(scenario, *draw(quirk_sets()))
+    return named_by_content(scenario, family)
+
+
+def named_by_content(scenario: Scenario, family: str) -> Scenario:
+    """The scenario with an id made of its content: the same draw always has the same id."""
+    digest = hashlib.sha256(scenario.model_dump_json(exclude={"id"}).encode()).hexdigest()
+    return scenario.model_copy(update={"id": f"gen-{family.lower()}-{digest[:12]}"})
+
+
+def family_cases(family: str) -> st.SearchStrategy[Scenario]:
+    """The cases that exercise one invariant family (KeyError for a family without any)."""
+    return cases(family, FAMILY_SHAPES[family])
