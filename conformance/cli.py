@@ -21,6 +21,7 @@ from fakeprovider.scenario import Scenario
 from .adapters.base import AdapterLoadError, AdapterSession
 from .adapters.loading import adapter_invocation, open_session
 from .cli_generate import fuzz, generated_cases, replay
+from .cli_options import VERDICT_STYLE, fixtures_option
 from .invariants import CATALOGUE, VERDICTS
 from .matrix import matrix
 from .mutants import kill_table, render_kill_table
@@ -28,23 +29,6 @@ from .options import DEFAULT_POLICY, RunOptions, bundled_fixtures, case_policy
 from .report import compare_baseline, format_baseline, render_matrix, write_reports
 from .results import CaseResult, RetryWait, RunResult
 from .runner import run_suite
-
-_VERDICT_STYLE = {
-    "pass": "green",
-    "non-strict": "yellow",
-    "info": "cyan",
-    "n/a": "dim",
-    "fail": "bold red",
-}
-
-
-fixtures_option = click.option(
-    "--fixtures",
-    "fixture_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Fixture file or directory (repeatable); default: the bundled corpus.",
-)
 
 
 @click.group()
@@ -212,7 +196,7 @@ def print_summary(console: Console, result: RunResult) -> None:
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
         level = CATALOGUE[invariant_id].level if invariant_id in CATALOGUE else "?"
-        cells = [f"[{_VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
+        cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
         table.add_row(invariant_id, level, *cells)
     console.print(table)
     _print_retries(console, result)
@@ -220,7 +204,7 @@ def print_summary(console: Console, result: RunResult) -> None:
     for case in failing:
         for invariant_id, verdict in case.verdicts.items():
             if verdict.verdict in ("fail", "non-strict"):
-                style = _VERDICT_STYLE[verdict.verdict]
+                style = VERDICT_STYLE[verdict.verdict]
                 console.print(
                     f"[{style}]{verdict.verdict}[/] {case.case} {invariant_id}: {verdict.reason}",
                     markup=True,

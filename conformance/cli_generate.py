@@ -27,13 +27,12 @@ from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
 from .adapters.base import AdapterLoadError
+from .cli_options import VERDICT_STYLE
 from .generated import GENERATED_OPTIONS, CaseRunner, Transport
 from .hypothesis_profiles import PROFILES
 from .invariants import CATALOGUE
 from .properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
 from .results import CaseResult
-
-_STYLE = {"pass": "green", "non-strict": "yellow", "info": "cyan", "n/a": "dim", "fail": "bold red"}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -166,7 +165,7 @@ def _print_family(console: Console, run: FamilyRun) -> None:
     size = f"{failure.size.events} events, {failure.size.bytes} bytes"
     _line(console, f"[bold red]FAILED[/] {head}{flaky}; shrunk to {size} ({failure.scenario.id})")
     for breach in failure.breaches:
-        verdict = f"[{_STYLE[breach.verdict]}]{breach.verdict}[/]"
+        verdict = f"[{VERDICT_STYLE[breach.verdict]}]{breach.verdict}[/]"
         _line(console, f"  {verdict} {breach.invariant}: {escape(breach.reason)}")
 
 
@@ -255,5 +254,6 @@ def _print_verdicts(console: Console, result: CaseResult) -> None:
         level = CATALOGUE[name].level if name in CATALOGUE else "?"
         reason = f": {escape(verdict.reason)}" if verdict.reason else ""
         _line(
-            console, f"  [{_STYLE[verdict.verdict]}]{verdict.verdict}[/] {name} ({level}){reason}"
+            console,
+            f"  [{VERDICT_STYLE[verdict.verdict]}]{verdict.verdict}[/] {name} ({level}){reason}",
         )

@@ -25,6 +25,7 @@ from fakeprovider.scenario import Scenario
 from .adapters.base import AdapterLoadError, load_python_adapter
 from .adapters.thirdparty import SHIMS, Shim
 from .adapters.thirdparty.common import NATIVE_RETRY
+from .cli_options import fixtures_option
 from .compat import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
 from .options import RunOptions, bundled_fixtures
 from .report import InfoTable, render_matrix, write_reports
@@ -38,19 +39,11 @@ CONTENT_OPTIONS = RunOptions(timeout_s=15.0)
 # The library's own backoff decides the waits here (haystack needs about 14 s for a 429).
 RETRY_OPTIONS = RunOptions(timeout_s=40.0, extra={NATIVE_RETRY: True})
 
-_fixture_option = click.option(
-    "--fixtures",
-    "fixture_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Fixture file or directory (repeatable); default: the bundled corpus.",
-)
-
 
 @click.group("matrix", invoke_without_command=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
 @click.option("--summary", type=click.Path(path_type=Path), default=DEFAULT_SUMMARY)
-@_fixture_option
+@fixtures_option
 @click.pass_context
 def matrix(
     ctx: click.Context, out_dir: Path, summary: Path, fixture_paths: tuple[Path, ...]
@@ -73,7 +66,7 @@ def matrix(
 @matrix.command("column")
 @click.argument("name", type=click.Choice(sorted(SHIMS)))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
-@_fixture_option
+@fixtures_option
 def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
     """Run one shim: its corpus column and its native retry profile."""
     shim = SHIMS[name]

@@ -14,13 +14,12 @@ from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
 
+from ..cli_options import VERDICT_STYLE, fixtures_option
 from ..lint import RULES, Wire, attempt_wire
 from ..options import bundled_fixtures
 from ..report import write_reports
 from ..results import RunResult
 from .runner import GatewayOptions, run_gateway
-
-_STYLE = {"fail": "bold red", "non-strict": "yellow", "info": "cyan", "pass": "green"}
 
 
 @click.command()
@@ -31,13 +30,7 @@ _STYLE = {"fail": "bold red", "non-strict": "yellow", "info": "cyan", "pass": "g
     show_default=True,
     help="Port of the fake upstream; the gateway's upstream is http://127.0.0.1:PORT/v1.",
 )
-@click.option(
-    "--fixtures",
-    "fixture_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Fixture file or directory (repeatable); default: the bundled corpus.",
-)
+@fixtures_option
 @click.option("-k", "select", default=None, help="Only cases whose id contains this text.")
 @click.option(
     "--model-prefix",
@@ -124,7 +117,7 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
     for case in result.cases:
         for rule_id, verdict in case.verdicts.items():
             if verdict.verdict in ("fail", "non-strict"):
-                style = _STYLE[verdict.verdict]
+                style = VERDICT_STYLE[verdict.verdict]
                 console.print(
                     f"[{style}]{verdict.verdict}[/] {case.case} {rule_id}: {verdict.reason}",
                     highlight=False,
