@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -15,17 +14,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
 from .adapters.base import AdapterLoadError, AdapterSession
 from .adapters.loading import adapter_invocation, open_session
 from .cli_generate import fuzz, generated_cases, replay
-from .cli_options import VERDICT_STYLE, fixtures_option
+from .cli_options import VERDICT_STYLE, fixtures_option, selected_scenarios
 from .invariants import CATALOGUE, VERDICTS
 from .matrix import matrix
 from .mutants import kill_table, render_kill_table
-from .options import DEFAULT_POLICY, RunOptions, bundled_fixtures, case_policy
+from .options import DEFAULT_POLICY, RunOptions, case_policy
 from .report import compare_baseline, format_baseline, render_matrix, write_reports
 from .results import CaseResult, RetryWait, RunResult
 from .runner import run_suite
@@ -95,7 +93,7 @@ def run(
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
     generated, seed = generated_cases(generate, seed) if generate else ([], seed)
-    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), select, profiles, generated)
+    scenarios = selected_scenarios(fixture_paths, select, profiles, generated)
     options = RunOptions(
         policy=DEFAULT_POLICY,
         idle_timeout_s=idle_timeout,
@@ -124,30 +122,6 @@ def run(
         console.print(format_baseline(diff), markup=False, highlight=False)
         sys.exit(1 if diff.failed else 0)
     sys.exit(1 if result.failed else 0)
-
-
-def _scenarios(
-    paths: Sequence[Path],
-    select: str | None,
-    profiles: Sequence[str] = (),
-    generated: Sequence[Scenario] = (),
-) -> list[Scenario]:
-    try:
-        scenarios = [*load_fixtures(paths), *generated]
-    except FixtureError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(2)
-    chosen = [
-        s
-        for s in scenarios
-        if (select is None or select in s.id) and (not profiles or set(profiles) & set(s.profiles))
-    ]
-    if not chosen:
-        known = sorted({profile for s in scenarios for profile in s.profiles})
-        hint = f" (profiles in these fixtures: {', '.join(known)})" if profiles else ""
-        raise click.UsageError(f"no case selected{hint}")
-    return chosen
 
 
 async def _run(
@@ -285,7 +259,7 @@ def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: fl
     Each mutant carries one realistic bug; it must be killed by the invariants it
     targets. Exits 1 if a mutant survives or is killed only by a timeout.
     """
-    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), None)
+    scenarios = selected_scenarios(fixture_paths, None)
     options = RunOptions(timeout_s=timeout, transport="in-process")
     rows = kill_table(scenarios, options, names=names or None, focus=True)
     Console().print(render_kill_table(rows))

@@ -12,22 +12,20 @@ A column is two saved runs: ``NAME.json``, the corpus with the library's retries
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
 from .adapters.base import AdapterLoadError, load_python_adapter
 from .adapters.thirdparty import SHIMS, Shim
 from .adapters.thirdparty.common import NATIVE_RETRY
-from .cli_options import fixtures_option
+from .cli_options import fixtures_option, selected_scenarios
 from .compat import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
-from .options import RunOptions, bundled_fixtures
+from .options import RunOptions
 from .report import InfoTable, render_matrix, write_reports
 from .results import RunResult
 from .runner import run_suite
@@ -57,7 +55,7 @@ def matrix(
             "no shim's library is installed here; run `tox -m matrix`, or install an "
             f"extra ({', '.join(sorted({s.extra for s in SHIMS.values()}))})"
         )
-    scenarios = _scenarios(fixture_paths)
+    scenarios = selected_scenarios(fixture_paths, None)
     for shim in installed:
         _run_column(shim, scenarios, out_dir)
     _render(out_dir, summary, _corpus_label(fixture_paths))
@@ -74,7 +72,7 @@ def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
         raise click.ClickException(
             f"{shim.library} is not installed (pip install '.[{shim.extra}]')"
         )
-    _run_column(shim, _scenarios(fixture_paths), out_dir)
+    _run_column(shim, selected_scenarios(fixture_paths, None), out_dir)
 
 
 @matrix.command("render")
@@ -83,15 +81,6 @@ def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
 def render(directory: Path, summary: Path) -> None:
     """Render DIR/index.html and the compatibility summary from saved columns."""
     _render(directory, summary, "the bundled fixture corpus")
-
-
-def _scenarios(paths: Sequence[Path]) -> list[Scenario]:
-    try:
-        return load_fixtures(paths or (bundled_fixtures(),))
-    except FixtureError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(2)
 
 
 def _corpus_label(paths: Sequence[Path]) -> str:

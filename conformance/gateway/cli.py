@@ -14,9 +14,8 @@ from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
 
-from ..cli_options import VERDICT_STYLE, fixtures_option
+from ..cli_options import VERDICT_STYLE, fixtures_option, selected_scenarios
 from ..lint import RULES, Wire, attempt_wire
-from ..options import bundled_fixtures
 from ..report import write_reports
 from ..results import RunResult
 from .runner import GatewayOptions, run_gateway
@@ -68,9 +67,7 @@ def gateway(
     a hazard the upstream already had is info, one the gateway introduced is non-strict.
     Exits 0 only when no verdict is a failure.
     """
-    from ..cli import _scenarios  # here, not at the top: cli.py registers this module
-
-    scenarios = _scenarios(fixture_paths or (bundled_fixtures(),), select)
+    scenarios = selected_scenarios(fixture_paths, select)
     options = GatewayOptions(
         gateway_url=gateway_url,
         upstream_port=upstream_port,
