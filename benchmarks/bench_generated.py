@@ -2,7 +2,7 @@
 
     python benchmarks/bench_generated.py [--cases 600] [--seed 0] [--repeat 3] [--write]
 
-The same generated cases (conformance.properties.sample_cases) run through one
+The same generated cases (conformance.run.properties.sample_cases) run through one
 CaseRunner per transport, the way `conformance fuzz` runs them; prints cases/s for each and
 in-process/loopback. Cases that wait on purpose (stalls, an honoured Retry-After: the H and
 R families) are left out, so that the figures measure the transports, not the sleeps.
@@ -15,8 +15,8 @@ import time
 
 from harness import arguments, command_line, ratio, write_section
 
-from conformance.generated import CaseRunner, Transport
-from conformance.properties import families, sample_cases
+from conformance.run.case_runner import CaseRunner, Transport
+from conformance.run.properties import families, sample_cases
 from fakeprovider.scenario import Scenario
 
 QUICK_FAMILIES = [family for family in families() if family not in ("H", "R")]

@@ -35,12 +35,13 @@ if TYPE_CHECKING:
         ToolCallDelta,
         Usage,
     )
-    from .evidence import Evidence
-    from .invariants import CATALOGUE, Invariant, Verdict
+    from .invariants import CATALOGUE, Invariant
+    from .invariants.evidence import Evidence
     from .options import DEFAULT_POLICY, RunOptions, default_request
     from .oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
     from .results import CaseResult, InvariantVerdict, RunResult
-    from .runner import judge, run_suite
+    from .run.runner import judge, run_suite
+    from .verdicts import Verdict
 
 _EXPORTS = {
     "AdapterLoadError": ".adapters.base",
@@ -55,7 +56,7 @@ _EXPORTS = {
     "DEFAULT_POLICY": ".options",
     "End": ".events",
     "Event": ".events",
-    "Evidence": ".evidence",
+    "Evidence": ".invariants.evidence",
     "ExpectedAttempt": ".oracle",
     "ExpectedOutcome": ".oracle",
     "Finish": ".events",
@@ -76,12 +77,12 @@ _EXPORTS = {
     "ToolCallBlock": ".events",
     "ToolCallDelta": ".events",
     "Usage": ".events",
-    "Verdict": ".invariants",
+    "Verdict": ".verdicts",
     "default_request": ".options",
     "expected_outcome": ".oracle",
-    "judge": ".runner",
+    "judge": ".run.runner",
     "load_python_adapter": ".adapters.base",
-    "run_suite": ".runner",
+    "run_suite": ".run.runner",
 }
 __all__ = [
     "CATALOGUE",

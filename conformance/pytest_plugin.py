@@ -60,11 +60,7 @@ if TYPE_CHECKING:
     from fakeprovider.scenario import Scenario
 
     from .adapters.base import AdapterSession
-    from .events import Block, Event
-    from .evidence import Evidence
-    from .invariants import Invariant
     from .options import RunOptions
-    from .oracle import ExpectedAttempt
     from .results import CaseResult, InvariantVerdict, RunResult
 
 Transport = Literal["loopback", "in-process"]
@@ -273,7 +269,7 @@ def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
 
 async def _drive(settings: Settings, scenarios: list[Scenario], options: RunOptions) -> RunResult:
     from .adapters.loading import adapter_invocation
-    from .runner import run_suite
+    from .run.runner import run_suite
 
     session = await _open(settings, options)
     try:
@@ -319,84 +315,6 @@ def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
 def selected_items(session: pytest.Session) -> list[ConformanceItem]:
     """The conformance items left after deselection, in run order."""
     return [item for item in session.items if isinstance(item, ConformanceItem)]
-
-
-# --- which invariants a case exercises ---------------------------------------------------
-
-
-def predicted_invariants(scenario: Scenario, options: RunOptions) -> list[str]:
-    """The invariants a conforming adapter with every capability is judged on for a case.
-
-    A checker that cannot read the conforming evidence counts as exercised (the run decides).
-    """
-    from .invariants import CATALOGUE
-
-    try:
-        evidence = conforming_evidence(scenario, options)
-    except Exception:  # the oracle cannot state an outcome: let the run decide
-        return list(CATALOGUE)
-    return [invariant.id for invariant in CATALOGUE.values() if _exercised(invariant, evidence)]
-
-
-def _exercised(invariant: Invariant, evidence: Evidence) -> bool:
-    try:
-        return invariant.check(evidence) is not None
-    except Exception:
-        return True
-
-
-def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
-    """The oracle's expected outcome, as the events a conforming adapter reports."""
-    from .events import Capabilities, End
-    from .evidence import Evidence
-    from .options import case_policy
-    from .oracle import expected_outcome
-
-    policy = case_policy(options.policy, scenario)
-    expected = expected_outcome(scenario, policy)
-    events: list[Event] = []
-    for attempt in expected.attempts:
-        events += _conforming_attempt(attempt, last=attempt is expected.final)
-    every = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
-    return Evidence(
-        scenario=scenario,
-        expected=expected,
-        events=(*events, End()),
-        capabilities=every,
-        policy=policy,
-        idle_timeout_s=options.idle_timeout_s,
-    )
-
-
-def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
-    from .events import BlockEnd, BlockStart, Finish, Retry
-
-    events: list[Event] = []
-    for index, block in enumerate(attempt.blocks):
-        events += [BlockStart(index=index, block_type=block.type), _delta(index, block)]
-        if attempt.success:  # a failed attempt leaves its blocks open
-            events.append(BlockEnd(index=index, block=block))
-    if attempt.usage is not None:
-        events.append(attempt.usage)
-    events.append(Finish.model_validate({"reason": attempt.reason, "code": attempt.code}))
-    if not last:
-        events.append(Retry(attempt=attempt.number, code=attempt.code or "", delay_ms=0))
-    return events
-
-
-def _delta(index: int, block: Block) -> Event:
-    from .events import ReasoningBlock, ReasoningDelta, TextDelta, ToolCallBlock, ToolCallDelta
-
-    if isinstance(block, ToolCallBlock):
-        return ToolCallDelta(
-            index=index,
-            id=block.id or None,
-            name=block.name or None,
-            arguments_delta=block.arguments,
-        )
-    if isinstance(block, ReasoningBlock):
-        return ReasoningDelta(index=index, text=block.text)
-    return TextDelta(index=index, text=block.text)
 
 
 # --- hooks -------------------------------------------------------------------------------
@@ -545,6 +463,8 @@ class CaseCollector(pytest.Collector):
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         options = _suite(self.config).settings.options()
+        from .invariants.conforming import predicted_invariants
+
         self.predicted = tuple(predicted_invariants(self.scenario, options))
         return [ConformanceItem.make(self, name) for name in self.predicted]
 

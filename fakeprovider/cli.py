@@ -12,7 +12,7 @@ import click
 
 from .fixtures import FixtureError, load_fixture, load_fixtures
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
-from .recorder import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
+from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
 from .recording import DEFAULT_MIN_PAUSE_MS
 from .registry import ScenarioRegistry
 from .scenario import Scenario, StreamAttempt

@@ -3,7 +3,7 @@ otherwise (``dev``, ``thorough``); registered before Hypothesis' plugin reads th
 
 from hypothesis import settings
 
-from conformance.hypothesis_profiles import register_profiles
+from conformance.strategies.profiles import register_profiles
 
 register_profiles()
 settings.load_profile("ci")

@@ -20,7 +20,7 @@ import httpx
 from pydantic import TypeAdapter, ValidationError
 
 from ..events import End, Event, EventBase, Hello, RunCase, Thrown
-from ..evidence import CaseStatus
+from ..verdicts import CaseStatus
 
 GRACE_S = 2.0  # added to a case's timeout_s before the runner gives up on the adapter
 _EVENTS: TypeAdapter[Event] = TypeAdapter(Event)

@@ -29,7 +29,7 @@ from ..events import (
     parse_event_line,
     parse_hello_line,
 )
-from ..evidence import CaseStatus
+from ..verdicts import CaseStatus
 from .base import GRACE_S, AdapterLoadError, CaseRun
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer stdout line is a protocol error, not a crash

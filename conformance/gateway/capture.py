@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from fakeprovider.recorder import transport_ending
+from fakeprovider.proxy import transport_ending
 
 from ..lint import Ending
 

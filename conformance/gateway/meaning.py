@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from ..codes import DEFAULT_RETRYABLE_CODES
 from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
-from ..evidence import ObservedAttempt
 from ..invariants import Judgement, breached, held, weaker
+from ..invariants.evidence import ObservedAttempt
 from ..oracle import ExpectedAttempt
 
 

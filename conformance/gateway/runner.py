@@ -24,12 +24,12 @@ from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 from fakeprovider.server import FakeProviderServer
 
-from ..evidence import ObservedAttempt
+from ..invariants.evidence import ObservedAttempt
 from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
 from ..oracle import expected_attempt
 from ..results import CaseResult, RunResult
-from ..runner import _settle, suite_version
+from ..run.runner import _settle, suite_version
 from .capture import GatewayCapture, capture_response
 from .meaning import MEANING_RULES, judge_meaning
 from .outcome import gateway_events

@@ -1,19 +1,8 @@
 """The invariant catalogue (INVARIANTS.md): one module per family, registered on import."""
 
+from ..verdicts import FAMILY_TITLES, VERDICTS, Level, Verdict
 from . import content, empty, framing, grammar, identity, quirks, retry, transport
-from .registry import (
-    CATALOGUE,
-    FAMILY_TITLES,
-    VERDICTS,
-    Invariant,
-    Judgement,
-    Level,
-    Verdict,
-    breached,
-    held,
-    invariant,
-    weaker,
-)
+from .registry import CATALOGUE, Invariant, Judgement, breached, held, invariant, weaker
 
 __all__ = [
     "CATALOGUE",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..evidence import Evidence, ObservedAttempt, outcome_difference
 from ..oracle import ExpectedAttempt
+from .evidence import Evidence, ObservedAttempt, outcome_difference
 from .registry import Judgement, breached, held, weaker
 
 Applies = Callable[[ExpectedAttempt], bool]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..events import ReasoningBlock, TextBlock
-from ..evidence import Evidence, ObservedAttempt, texts, tool_calls, usage_difference
 from ..oracle import ExpectedAttempt
 from .common import Compare, judge_attempts
+from .evidence import Evidence, ObservedAttempt, texts, tool_calls, usage_difference
 from .registry import Judgement, invariant
 
 HARNESS = "harness: DeepSeek translator (llm-deepseek/src/translate.ts)"

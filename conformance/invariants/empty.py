@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..evidence import Evidence, ObservedAttempt
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, has_feature, judge_attempts, same_outcome
+from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, invariant
 
 NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"

@@ -16,7 +16,7 @@ from ..events import (
     Usage,
     explicit_null_fields,
 )
-from ..evidence import Evidence, ObservedAttempt
+from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, held, invariant
 
 GRAMMAR = "harness: StreamChunk grammar (llm/src/invariant.ts), ADAPTER-PROTOCOL events"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..codes import MALFORMED_TOOL_CALL
 from ..events import BlockEnd, ToolCallBlock
-from ..evidence import Evidence, ObservedAttempt, tool_calls, tool_calls_difference
 from ..oracle import ExpectedAttempt
 from .common import Applies, expected_failure, has_feature, judge_attempts
+from .evidence import Evidence, ObservedAttempt, tool_calls, tool_calls_difference
 from .registry import Judgement, breached, held, invariant, weaker
 
 NOTE = "note: streamed tool-call identity survives empty continuation deltas"

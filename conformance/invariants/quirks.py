@@ -7,9 +7,9 @@ verdicts recorded as ``info`` by the registry; Q2 states what the adapter made o
 
 from __future__ import annotations
 
-from ..evidence import Evidence, tool_calls
 from ..quirks import graded_quirks, recorded_only
 from .common import judge_attempts, same_outcome
+from .evidence import Evidence, tool_calls
 from .registry import Judgement, held, invariant
 
 SOURCE = "INVARIANTS.md §Q; anchors.md §3"

@@ -1,6 +1,6 @@
 """The invariant catalogue: each invariant is a small registered checker.
 
-A checker reads the :class:`~conformance.evidence.Evidence` of one case and returns a
+A checker reads the :class:`~conformance.invariants.evidence.Evidence` of one case and returns a
 :class:`Judgement`, or ``None`` when the case does not exercise that invariant. The
 level turns a breach into a verdict: MUST → fail, SHOULD → non-strict, INFO → info.
 """
@@ -11,24 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ..evidence import Evidence
 from ..quirks import recorded_only
+from ..verdicts import FAMILY_TITLES, Level, Verdict
+from .evidence import Evidence
 
-Level = Literal["MUST", "SHOULD", "INFO"]
-Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
-VERDICTS: tuple[Verdict, ...] = ("pass", "non-strict", "info", "n/a", "fail")
-# Families in the order INVARIANTS.md presents them.
-FAMILY_TITLES = {
-    "G": "Stream grammar",
-    "C": "Content, usage, finish",
-    "T": "Tool-call identity",
-    "E": "Empty completions",
-    "S": "SSE framing",
-    "H": "HTTP and transport",
-    "R": "Retry",
-    "Q": "Provider quirks",
-}
 
 
 @dataclass(frozen=True)

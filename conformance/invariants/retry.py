@@ -25,7 +25,9 @@ from ..events import (
     ToolCallBlock,
     Usage,
 )
-from ..evidence import (
+from ..options import DEFAULT_POLICY, case_policy
+from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome, retry_decision
+from .evidence import (
     Evidence,
     ObservedAttempt,
     outcome_difference,
@@ -34,17 +36,15 @@ from ..evidence import (
     tool_calls,
     usage_difference,
 )
-from ..options import DEFAULT_POLICY, case_policy
-from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome, retry_decision
-from ..retry_evidence import Wait, announcements, waits
 from .registry import Judgement, breached, held, invariant
 from .transport import RETRY_AFTER_DATE_TOLERANCE_MS
+from .waits import Wait, announcements, waits
 
 EXECUTOR = "harness: llm-retry executor (harness-contract §d.3)"
 EMPTY_NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
 IDENTITY_NOTE = "note: streamed tool-call identity survives empty continuation deltas"
 
-# Timing is measured at the provider (see conformance.retry_evidence): the gap between the
+# Timing is measured at the provider (see conformance.invariants.waits): the gap between the
 # end of attempt n's response and the arrival of request n+1 can only exceed the adapter's
 # wait, so a lower bound needs no tolerance beyond the clock's granularity and the moment
 # the provider takes between writing a response's last bytes and logging its end.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..evidence import Evidence, ObservedAttempt
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, has_feature, judge_attempts
+from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, held, invariant, weaker
 
 ADAPTER = "harness: DeepSeek adapter HTTP handling (llm-deepseek/src/adapter.ts)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..invariants import Verdict
 from ..results import InvariantVerdict, RunResult
+from ..verdicts import Verdict
 
 _RANK: dict[str, int] = {"fail": 0, "non-strict": 1, "pass": 2, "info": 2, "n/a": 2}
 _ATTENTION = ("fail", "non-strict")

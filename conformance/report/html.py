@@ -24,8 +24,8 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from ..invariants import FAMILY_TITLES, VERDICTS, Verdict
 from ..results import CaseResult, RunResult
+from ..verdicts import FAMILY_TITLES, VERDICTS, Verdict
 from .gateway import GatewayView, gateway_view
 from .transcript import (
     AttemptTranscript,

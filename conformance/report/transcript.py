@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fakeprovider.fixture_yaml import fixture_yaml
+from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 from fakeprovider.wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
 

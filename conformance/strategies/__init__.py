@@ -21,8 +21,8 @@ A case is drawn in layers, each a small named strategy:
    mid-stream (S7), HTTP errors, faults, resets and stalls before the last attempt (H).
 
 Every case is a plain :class:`~fakeprovider.scenario.Scenario` whose ``expect`` is written
-from M (:mod:`conformance.intent`), so it can be saved as a fixture as it is. Every choice
-lists its plain option first and every list shrinks to empty: Hypothesis shrinks toward
+from M (:mod:`conformance.strategies.intent`), so it can be saved as a fixture as it is.
+Every choice lists its plain option first and every list shrinks to empty: Hypothesis shrinks toward
 fewer calls, shorter text, canonical chunks and no framing quirks.
 """
 
@@ -37,7 +37,6 @@ from hypothesis import strategies as st
 from fakeprovider.scenario import Scenario
 
 from ..events import RetryPolicy
-from ..intent import case_expect, failure_expect, response_expect
 from ..options import DEFAULT_POLICY
 from ..quirks import QUIRKS, with_quirks
 from ._drawing import BOOLEANS, Step, pick, picked, upto
@@ -50,6 +49,7 @@ from .breaking import (
 )
 from .encoding import Encoding, canonical_encoding, encoded_chunks
 from .framing import AFTER_DONE, DONE, framed_streams, with_noise
+from .intent import case_expect, failure_expect, response_expect
 from .response import intended_responses
 
 # Unambiguous provider quirks (INVARIANTS.md §Q). Their transforms re-encode a canonical

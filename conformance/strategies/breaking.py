@@ -13,10 +13,10 @@ from fakeprovider.wire import default_error_object
 
 from .. import codes
 from ..codes import DEFAULT_RETRYABLE_CODES
-from ..intent import FailedAttempt
 from ._drawing import BOOLEANS, Chunk, Step, pick, picked, upto
 from .encoding import Encoding, finish_chunk, usage_objects
 from .framing import DONE
+from .intent import FailedAttempt
 from .response import usages
 
 # Payloads that are not JSON (S6, anchors I9); none starts with ":" (that is I2's comment).

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from fakeprovider.build import tool_call_entry, usage_object
 
-from ..intent import IntendedUsage
 from ._drawing import BOOLEANS, Chunk, pick, positions, upto
+from .intent import IntendedUsage
 from .response import Intended, Piece
 
 

@@ -18,8 +18,8 @@ from pydantic import JsonValue
 
 from fakeprovider.build import ABSENT, Field, tool_call_entry
 
-from ..intent import IntendedCall, IntendedResponse, IntendedUsage
 from ._drawing import BOOLEANS, Chunk, pick, positions, upto
+from .intent import IntendedCall, IntendedResponse, IntendedUsage
 
 MULTI_BYTE = "éß中文🌞\u00a0"
 WHITESPACE = " \t\n\u3000"

@@ -8,8 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
-from conformance.reproducible import reproducible_json
-from conformance.results import RunResult
+from conformance.results import RunResult, reproducible_json
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"

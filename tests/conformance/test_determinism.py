@@ -1,5 +1,5 @@
 """Two runs of the same fixtures and seed give the same results.json, once the clock's
-fields are blanked (conformance.reproducible lists them, and why they differ).
+fields are blanked (conformance.results.reproducible_json lists them, and why they differ).
 
 The runs are the README's default run — ``conformance run``: the bundled corpus, the
 reference adapter, loopback — plus generated cases of a fixed seed, as two processes side
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reproducible import reproducible_json
-from conformance.results import RunResult
+from conformance.results import RunResult, reproducible_json
 
 pytestmark = pytest.mark.timeout(120)
 GENERATED = 40

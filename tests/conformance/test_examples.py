@@ -12,7 +12,7 @@ import pytest
 from conformance.adapters.subprocess import SubprocessAdapterSession
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]

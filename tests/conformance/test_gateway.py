@@ -19,12 +19,12 @@ from click.testing import CliRunner
 from conformance import codes
 from conformance.cli import main
 from conformance.events import BlockEnd, Event, Finish, TextBlock, ToolCallBlock, Usage
-from conformance.evidence import ObservedAttempt
 from conformance.gateway.capture import GatewayCapture, GatewayRead
 from conformance.gateway.meaning import judge_meaning
 from conformance.gateway.outcome import gateway_events
 from conformance.gateway.runner import GatewayOptions, run_gateway
 from conformance.gateway.verdicts import hazard_verdicts
+from conformance.invariants.evidence import ObservedAttempt
 from conformance.lint import Ending, lint
 from conformance.oracle import ExpectedAttempt
 from conformance.results import RunResult

@@ -15,10 +15,16 @@ from click.testing import CliRunner
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli import main
-from conformance.compat import FINDINGS, Column, _md, check_findings, render_compatibility
 from conformance.options import RunOptions
+from conformance.report.compatibility import (
+    FINDINGS,
+    Column,
+    _md,
+    check_findings,
+    render_compatibility,
+)
 from conformance.results import RunResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,7 +68,7 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
 
 
 def test_findings_compare_per_column(saved: Path) -> None:
-    from conformance.matrix import load_columns
+    from conformance.cli.matrix import load_columns
 
     columns = load_columns(saved)
     assert [c.name for c in columns] == ["openai", "litellm-hosted-vllm"]

@@ -16,9 +16,15 @@ from conformance.adapters.mutants.decoders import LineFeedOnly
 from conformance.adapters.mutants.translators import EofIsDone
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.invariants import CATALOGUE
-from conformance.mutants import Breach, KillRow, render_kill_table, run_mutants, run_reference
 from conformance.options import RunOptions
 from conformance.results import RunResult
+from conformance.run.kill_table import (
+    Breach,
+    KillRow,
+    render_kill_table,
+    run_mutants,
+    run_reference,
+)
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]

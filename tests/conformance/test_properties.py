@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from conformance.adapters.mutants import MUTANTS
 from conformance.cli import main
-from conformance.generated import CaseRunner
 from conformance.invariants import CATALOGUE
-from conformance.properties import check_family, families, family_invariants
+from conformance.run.case_runner import CaseRunner
+from conformance.run.properties import check_family, families, family_invariants
 
 # One mutant per family at least (the full kill table runs in `conformance fuzz`, by hand):
 # (mutant, the target invariant its family's property must name).

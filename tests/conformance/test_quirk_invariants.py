@@ -27,7 +27,7 @@ from conformance.events import (
 from conformance.options import RunOptions
 from conformance.quirks import INFO_TAG
 from conformance.results import RunResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.scenario import Scenario
 

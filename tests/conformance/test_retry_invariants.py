@@ -31,12 +31,13 @@ from conformance.events import (
     TextDelta,
     Usage,
 )
-from conformance.evidence import Evidence
-from conformance.invariants import CATALOGUE, Verdict
+from conformance.invariants import CATALOGUE
+from conformance.invariants.evidence import Evidence
 from conformance.options import DEFAULT_POLICY, RunOptions, case_policy
 from conformance.oracle import expected_outcome, retry_decision, wait_bounds
 from conformance.results import RunResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
+from conformance.verdicts import Verdict
 from fakeprovider.build import ScenarioBuilder, fault, http_error, stream
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.registry import HowEnded, RequestRecord

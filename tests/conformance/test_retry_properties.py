@@ -14,8 +14,8 @@ from conformance.codes import DEFAULT_RETRYABLE_CODES
 from conformance.options import DEFAULT_POLICY, RunOptions, case_policy
 from conformance.oracle import ExpectedOutcome, expected_outcome
 from conformance.results import CaseResult
-from conformance.runner import run_suite
-from conformance.strategies_retry import OUTCOMES, retry_cases
+from conformance.run.runner import run_suite
+from conformance.strategies.retry import OUTCOMES, retry_cases
 from fakeprovider.scenario import Scenario
 
 OPTIONS = RunOptions(transport="in-process")

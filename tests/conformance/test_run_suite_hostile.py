@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.subprocess import SubprocessAdapterSession
-from conformance.evidence import CaseStatus
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
+from conformance.verdicts import CaseStatus
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 

@@ -14,9 +14,9 @@ from hypothesis import given
 from conformance.events import ReasoningBlock, TextBlock, ToolCallBlock
 from conformance.options import DEFAULT_POLICY, case_policy
 from conformance.oracle import ExpectedOutcome, expected_outcome
-from conformance.properties import families, sample_cases, scenario_size
+from conformance.run.properties import families, sample_cases, scenario_size
 from conformance.strategies import family_cases
-from fakeprovider.fixture_yaml import fixture_yaml
+from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Framing, Scenario, StreamAttempt
 
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from fakeprovider.fixtures import load_fixture
-from fakeprovider.recorder import RecordingProxy, Saved
+from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (
     REDACTED,
     Read,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from conformance.adapters.base import load_python_adapter
 from conformance.adapters.thirdparty import SHIMS
-from conformance.compat import outcome
 from conformance.options import RunOptions
+from conformance.report.compatibility import outcome
 from conformance.results import CaseResult
-from conformance.runner import run_suite
+from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ Every mutant loads like any Python adapter, its name being the factory::
 
     conformance run --adapter conformance.adapters.mutants:identity_any_defined
 
-``conformance.mutants.kill_table`` runs them all and reports which invariants caught each.
+``conformance.run.kill_table.kill_table`` runs them all and reports which invariants caught each.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The mutants, by name: at least one for every MUST invariant of families G, C, T, E, S, H, R.
 
 A mutant's targets are the invariants whose checkers must catch its bug; the kill table
-(`conformance.mutants`) runs them and the tests hold every checker to it.
+(`conformance.run.kill_table`) runs them and the tests hold every checker to it.
 """
 
 from __future__ import annotations

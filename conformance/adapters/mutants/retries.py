@@ -42,7 +42,7 @@ from conformance.events import (
     ToolCallDelta,
     Usage,
 )
-from conformance.evidence import streamed_calls
+from conformance.invariants.evidence import streamed_calls
 
 Shown = Callable[[AsyncGenerator[Event, None]], AsyncGenerator[Event, None]]
 

@@ -12,8 +12,6 @@ import os
 from importlib import metadata
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-
 import litellm
 
 from ...events import RunCase
@@ -30,6 +28,8 @@ from .common import (
     usage_event,
     user_messages,
 )
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
 
 
 class LitellmShim(SyncShim):

@@ -23,7 +23,7 @@ from pathlib import Path
 import h11
 import httpx
 
-from .fixture_yaml import fixture_yaml
+from .fixtures import fixture_yaml
 from .listening import ListeningServer
 from .playback import request_model
 from .recording import (

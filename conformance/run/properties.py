@@ -1,7 +1,7 @@
 """One property per invariant family: every generated case gets the oracle's outcome.
 
 The property of family F draws cases from :func:`conformance.strategies.family_cases`, runs
-each one against the adapter (:class:`~conformance.generated.CaseRunner`), judges it with
+each one against the adapter (:class:`~conformance.run.case_runner.CaseRunner`), judges it with
 the catalogue, and fails when an invariant of F is breached — a ``fail``, or a
 ``non-strict`` on a SHOULD, the kill table's rule. Hypothesis then shrinks the case; the
 :class:`PropertyFailure` it ends with names the family, the invariant and the verdict's
@@ -29,12 +29,12 @@ from fakeprovider.scenario import (
 )
 from fakeprovider.wire import encode_stream, error_body
 
-from .generated import CaseRunner
-from .hypothesis_profiles import PROFILES, register_profiles
-from .invariants import CATALOGUE
-from .mutants import Breach
-from .results import CaseResult
-from .strategies import FAMILY_SHAPES, family_cases
+from ..invariants import CATALOGUE
+from ..results import CaseResult
+from ..strategies import FAMILY_SHAPES, family_cases
+from ..strategies.profiles import PROFILES, register_profiles
+from .case_runner import CaseRunner
+from .kill_table import Breach
 
 register_profiles()
 

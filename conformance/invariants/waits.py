@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from .events import Retry
+from ..events import Retry
+from ..oracle import ExpectedAttempt, WaitBounds, wait_bounds
 from .evidence import Evidence
-from .oracle import ExpectedAttempt, WaitBounds, wait_bounds
 
 # Ends the provider logs before the client can see them (see the module docstring).
 _ENDS_LOGGED_FIRST = ("complete", "reset", "closed")

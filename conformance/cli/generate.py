@@ -1,6 +1,6 @@
 """``conformance fuzz`` and ``conformance replay``: generated cases, shrunk failures, replays.
 
-``fuzz`` runs one property per invariant family (:mod:`conformance.properties`) and writes
+``fuzz`` runs one property per invariant family (:mod:`conformance.run.properties`) and writes
 each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such a fixture
 (or any) under the same conditions and prints every verdict. ``generated_cases`` serves
 ``conformance run --generate N``.
@@ -22,17 +22,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fakeprovider.fixture_yaml import fixture_yaml
-from fakeprovider.fixtures import FixtureError, load_fixtures
+from fakeprovider.fixtures import FixtureError, fixture_yaml, load_fixtures
 from fakeprovider.scenario import Scenario
 
-from .adapters.base import AdapterLoadError
-from .cli_options import VERDICT_STYLE
-from .generated import GENERATED_OPTIONS, CaseRunner, Transport
-from .hypothesis_profiles import PROFILES
-from .invariants import CATALOGUE
-from .properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
-from .results import CaseResult
+from ..adapters.base import AdapterLoadError
+from ..invariants import CATALOGUE
+from ..results import CaseResult
+from ..run.case_runner import GENERATED_OPTIONS, CaseRunner, Transport
+from ..run.properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
+from ..strategies.profiles import PROFILES
+from .options import VERDICT_STYLE
 
 F = TypeVar("F", bound=Callable[..., Any])
 

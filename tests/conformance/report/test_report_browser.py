@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, 
 
 from conformance.report import write_reports
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALLER = REPO / "scripts" / "install-chromium"
 SCREENSHOTS = REPO / "reports" / "screenshots"

@@ -14,11 +14,11 @@ from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
 
-from ..cli_options import VERDICT_STYLE, fixtures_option, selected_scenarios
+from ..gateway.runner import GatewayOptions, run_gateway
 from ..lint import RULES, Wire, attempt_wire
 from ..report import write_reports
 from ..results import RunResult
-from .runner import GatewayOptions, run_gateway
+from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
 
 
 @click.command()

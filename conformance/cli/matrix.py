@@ -20,15 +20,15 @@ from rich.console import Console
 
 from fakeprovider.scenario import Scenario
 
-from .adapters.base import AdapterLoadError, load_python_adapter
-from .adapters.thirdparty import SHIMS, Shim
-from .adapters.thirdparty.common import NATIVE_RETRY
-from .cli_options import fixtures_option, selected_scenarios
-from .compat import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
-from .options import RunOptions
-from .report import InfoTable, render_matrix, write_reports
-from .results import RunResult
-from .runner import run_suite
+from ..adapters.base import AdapterLoadError, load_python_adapter
+from ..adapters.thirdparty import SHIMS, Shim
+from ..adapters.thirdparty.common import NATIVE_RETRY
+from ..options import RunOptions
+from ..report import InfoTable, render_matrix, write_reports
+from ..report.compatibility import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
+from ..results import RunResult
+from ..run.runner import run_suite
+from .options import fixtures_option, selected_scenarios
 
 DEFAULT_OUT = Path("reports/matrix")
 DEFAULT_SUMMARY = Path("reports/compatibility.md")

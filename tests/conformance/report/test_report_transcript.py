@@ -22,7 +22,7 @@ from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
 FIXTURES = [
-    *load_fixtures([Path(__file__).resolve().parents[2] / "fixtures"]),
+    *load_fixtures([Path(__file__).resolve().parents[3] / "fixtures"]),
     build.hostile_scenario(),
 ]
 

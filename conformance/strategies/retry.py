@@ -34,7 +34,7 @@ from fakeprovider.build import ScenarioBuilder, StreamBuilder, fault, http_error
 from fakeprovider.scenario import Attempt, Scenario
 from fakeprovider.wire import default_error_object
 
-from .codes import DEFAULT_RETRYABLE_CODES
+from ..codes import DEFAULT_RETRYABLE_CODES
 
 Draw = Callable[[st.SearchStrategy[Any]], Any]  # what a composite strategy's ``draw`` is
 MakeAttempt = Callable[[int], StreamBuilder | Attempt]  # from the attempt's number

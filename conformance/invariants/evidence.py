@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from fakeprovider.registry import RequestRecord
 from fakeprovider.scenario import Scenario
 
-from .events import (
+from ..events import (
     Block,
     BlockEnd,
     Capabilities,
@@ -26,9 +25,8 @@ from .events import (
     ToolCallDelta,
     Usage,
 )
-from .oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
-
-CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
+from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
+from ..verdicts import CaseStatus
 
 
 @dataclass(frozen=True)

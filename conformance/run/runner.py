@@ -21,14 +21,14 @@ from fakeprovider.scenario import Scenario
 from fakeprovider.server import FakeProviderServer
 from fakeprovider.transport import AsyncFakeTransport
 
-from .adapters.base import AdapterSession, CaseRun
-from .events import RetryPolicy, RunCase
-from .evidence import Evidence
-from .invariants import CATALOGUE
-from .options import RunOptions, case_policy, default_request
-from .oracle import expected_outcome
-from .results import CaseResult, InvariantVerdict, RetrySummary, RetryWait, RunResult
-from .retry_evidence import waits
+from ..adapters.base import AdapterSession, CaseRun
+from ..events import RetryPolicy, RunCase
+from ..invariants import CATALOGUE
+from ..invariants.evidence import Evidence
+from ..invariants.waits import waits
+from ..options import RunOptions, case_policy, default_request
+from ..oracle import expected_outcome
+from ..results import CaseResult, InvariantVerdict, RetrySummary, RetryWait, RunResult
 
 # Where a Python adapter that ignores the in-process client would connect: a loopback
 # port nothing listens on, so the mistake fails fast and never leaves the machine.

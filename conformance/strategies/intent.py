@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from .codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL
-from .events import RetryPolicy
+from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL
+from ..events import RetryPolicy
 
 _FINISHES = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 

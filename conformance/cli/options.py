@@ -11,8 +11,8 @@ import click
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
-from .invariants import Verdict
-from .options import bundled_fixtures
+from ..options import bundled_fixtures
+from ..verdicts import Verdict
 
 VERDICT_STYLE: dict[Verdict, str] = {
     "pass": "green",

@@ -16,17 +16,19 @@ from rich.table import Table
 
 from fakeprovider.scenario import Scenario
 
-from .adapters.base import AdapterLoadError, AdapterSession
-from .adapters.loading import adapter_invocation, open_session
-from .cli_generate import fuzz, generated_cases, replay
-from .cli_options import VERDICT_STYLE, fixtures_option, selected_scenarios
-from .invariants import CATALOGUE, VERDICTS
+from ..adapters.base import AdapterLoadError, AdapterSession
+from ..adapters.loading import adapter_invocation, open_session
+from ..invariants import CATALOGUE
+from ..options import DEFAULT_POLICY, RunOptions, case_policy
+from ..report import compare_baseline, format_baseline, render_matrix, write_reports
+from ..results import CaseResult, RetryWait, RunResult
+from ..run.kill_table import kill_table, render_kill_table
+from ..run.runner import run_suite
+from ..verdicts import VERDICTS
+from .gateway import COMMANDS as _GATEWAY_COMMANDS
+from .generate import fuzz, generated_cases, replay
 from .matrix import matrix
-from .mutants import kill_table, render_kill_table
-from .options import DEFAULT_POLICY, RunOptions, case_policy
-from .report import compare_baseline, format_baseline, render_matrix, write_reports
-from .results import CaseResult, RetryWait, RunResult
-from .runner import run_suite
+from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
 
 
 @click.group()
@@ -280,8 +282,6 @@ def list_invariants() -> None:
         )
     Console().print(table)
 
-
-from .gateway.cli import COMMANDS as _GATEWAY_COMMANDS  # noqa: E402  (gateway, lint)
 
 for _command in _GATEWAY_COMMANDS:
     main.add_command(_command)

@@ -18,12 +18,13 @@ from rich.table import Table
 
 from fakeprovider.scenario import Scenario
 
-from .adapters.base import PythonAdapterSession, load_python_adapter
-from .adapters.mutants import MUTANTS, Mutant
-from .adapters.reference import ReferenceAdapter
-from .invariants import CATALOGUE, Verdict
-from .options import RunOptions
-from .results import CaseResult, RunResult
+from ..adapters.base import PythonAdapterSession, load_python_adapter
+from ..adapters.mutants import MUTANTS, Mutant
+from ..adapters.reference import ReferenceAdapter
+from ..invariants import CATALOGUE
+from ..options import RunOptions
+from ..results import CaseResult, RunResult
+from ..verdicts import Verdict
 from .runner import run_suite
 
 DEFAULT_CONCURRENCY = 8  # mutants run at once; cases mostly wait, so this costs little CPU

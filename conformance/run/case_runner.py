@@ -3,7 +3,7 @@
 A property runs thousands of cases, one per example, from synchronous code. Starting an
 adapter and a provider per case would cost more than the case, so :class:`CaseRunner`
 keeps one event loop, one adapter session and one fake provider for the whole run and
-hands each case to :func:`conformance.runner.run_case`, the same judging the suite does.
+hands each case to :func:`conformance.run.runner.run_case`, the same judging the suite does.
 
 The provider is in process when the adapter is a Python one whose ``run`` takes an
 ``http_client`` (no sockets: the fast path), and a loopback server otherwise.
@@ -24,10 +24,10 @@ from fakeprovider.scenario import Scenario
 from fakeprovider.server import FakeProviderServer
 from fakeprovider.transport import IN_PROCESS_ORIGIN, AsyncFakeTransport
 
-from .adapters.base import AdapterSession, PythonAdapterSession
-from .adapters.loading import adapter_invocation, open_session
-from .options import RunOptions
-from .results import CaseResult
+from ..adapters.base import AdapterSession, PythonAdapterSession
+from ..adapters.loading import adapter_invocation, open_session
+from ..options import RunOptions
+from ..results import CaseResult
 from .runner import case_request, effective_policy, run_case
 
 Transport = Literal["in-process", "loopback"]

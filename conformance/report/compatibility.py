@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .invariants import VERDICTS, Verdict
-from .results import CaseResult, RunResult
+from ..results import CaseResult, RunResult
+from ..verdicts import VERDICTS, Verdict
 
 RETRY_PROFILE_TAG = "retry-profile"
 """Fixtures whose case measures a library's own retry layer (Matrix D of the study)."""

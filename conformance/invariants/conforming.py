@@ -1,0 +1,95 @@
+"""What a conforming adapter would report for a case, and the invariants that judges.
+
+The pytest plugin predicts a case's items from it at collection, before any adapter runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fakeprovider.scenario import Scenario
+
+    from ..events import Block, Event
+    from ..options import RunOptions
+    from ..oracle import ExpectedAttempt
+    from .evidence import Evidence
+    from .registry import Invariant
+
+
+# --- which invariants a case exercises ---------------------------------------------------
+
+
+def predicted_invariants(scenario: Scenario, options: RunOptions) -> list[str]:
+    """The invariants a conforming adapter with every capability is judged on for a case.
+
+    A checker that cannot read the conforming evidence counts as exercised (the run decides).
+    """
+    from . import CATALOGUE
+
+    try:
+        evidence = conforming_evidence(scenario, options)
+    except Exception:  # the oracle cannot state an outcome: let the run decide
+        return list(CATALOGUE)
+    return [invariant.id for invariant in CATALOGUE.values() if _exercised(invariant, evidence)]
+
+
+def _exercised(invariant: Invariant, evidence: Evidence) -> bool:
+    try:
+        return invariant.check(evidence) is not None
+    except Exception:
+        return True
+
+
+def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
+    """The oracle's expected outcome, as the events a conforming adapter reports."""
+    from ..events import Capabilities, End
+    from ..options import case_policy
+    from ..oracle import expected_outcome
+    from .evidence import Evidence
+
+    policy = case_policy(options.policy, scenario)
+    expected = expected_outcome(scenario, policy)
+    events: list[Event] = []
+    for attempt in expected.attempts:
+        events += _conforming_attempt(attempt, last=attempt is expected.final)
+    every = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
+    return Evidence(
+        scenario=scenario,
+        expected=expected,
+        events=(*events, End()),
+        capabilities=every,
+        policy=policy,
+        idle_timeout_s=options.idle_timeout_s,
+    )
+
+
+def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
+    from ..events import BlockEnd, BlockStart, Finish, Retry
+
+    events: list[Event] = []
+    for index, block in enumerate(attempt.blocks):
+        events += [BlockStart(index=index, block_type=block.type), _delta(index, block)]
+        if attempt.success:  # a failed attempt leaves its blocks open
+            events.append(BlockEnd(index=index, block=block))
+    if attempt.usage is not None:
+        events.append(attempt.usage)
+    events.append(Finish.model_validate({"reason": attempt.reason, "code": attempt.code}))
+    if not last:
+        events.append(Retry(attempt=attempt.number, code=attempt.code or "", delay_ms=0))
+    return events
+
+
+def _delta(index: int, block: Block) -> Event:
+    from ..events import ReasoningBlock, ReasoningDelta, TextDelta, ToolCallBlock, ToolCallDelta
+
+    if isinstance(block, ToolCallBlock):
+        return ToolCallDelta(
+            index=index,
+            id=block.id or None,
+            name=block.name or None,
+            arguments_delta=block.arguments,
+        )
+    if isinstance(block, ReasoningBlock):
+        return ReasoningDelta(index=index, text=block.text)
+    return TextDelta(index=index, text=block.text)

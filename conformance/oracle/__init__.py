@@ -1,0 +1,38 @@
+"""The oracle: scenario → expected outcome, the executable reading of INVARIANTS.md.
+
+It reads what the provider will send (the encoded body, parsed whole rather than
+incrementally) and states what a conforming adapter reports. It never imports an adapter:
+the reference adapter is checked against it, not the other way round. Besides the
+outcome it records the *features* of the wire (an identity repeated as ``null``, a late
+id, CRLF framing…) that decide which invariants a case exercises.
+"""
+
+from .expect import expected_attempt, expected_outcome
+from .http_errors import classify_status, error_detail, retry_after_ms
+from .outcome import (
+    SUCCESS_REASONS,
+    ExpectedAttempt,
+    ExpectedOutcome,
+    RetryDecision,
+    WaitBounds,
+    retry_decision,
+    wait_bounds,
+)
+from .reading import map_usage, sse_payloads
+
+__all__ = [
+    "SUCCESS_REASONS",
+    "ExpectedAttempt",
+    "ExpectedOutcome",
+    "RetryDecision",
+    "WaitBounds",
+    "classify_status",
+    "error_detail",
+    "expected_attempt",
+    "expected_outcome",
+    "map_usage",
+    "retry_after_ms",
+    "retry_decision",
+    "sse_payloads",
+    "wait_bounds",
+]

@@ -1,0 +1,80 @@
+"""Scenario → expected outcome: each attempt the provider will play, read as the spec does."""
+
+from __future__ import annotations
+
+import time
+
+from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
+from fakeprovider.wire import encode_stream
+
+from ..codes import STREAM_CLOSED, TIMEOUT, TRANSPORT
+from ..events import RetryPolicy
+from .http_errors import _http_error, _status_failure
+from .outcome import ExpectedAttempt, ExpectedOutcome, retry_decision
+from .reading import _framing_features, _Reading, sse_payloads
+
+
+def expected_outcome(
+    scenario: Scenario, policy: RetryPolicy | None, *, now: float | None = None
+) -> ExpectedOutcome:
+    """The attempts a conforming adapter makes against ``scenario`` with ``policy``.
+
+    ``policy`` None means retries are off (an adapter without the retry capability).
+    """
+    attempts: list[ExpectedAttempt] = []
+    clock = time.time() if now is None else now
+    while True:
+        attempt = expected_attempt(scenario, len(attempts) + 1, now=clock)
+        attempts.append(attempt)
+        if not _retried(attempt, policy, retries_done=len(attempts) - 1):
+            return ExpectedOutcome(tuple(attempts))
+
+
+def _retried(attempt: ExpectedAttempt, policy: RetryPolicy | None, retries_done: int) -> bool:
+    return policy is not None and retry_decision(attempt, policy, retries_done) == "retry"
+
+
+def expected_attempt(scenario: Scenario, number: int, *, now: float) -> ExpectedAttempt:
+    attempt = scenario.attempt(number)
+    if isinstance(attempt, FaultAttempt):
+        code = TIMEOUT if attempt.fault == "stall" else TRANSPORT
+        return ExpectedAttempt(
+            number, "error", code, features=frozenset({f"fault-{attempt.fault}"})
+        )
+    if isinstance(attempt, ErrorAttempt):
+        return _http_error(number, attempt.error, now)
+    return _stream(number, attempt, now)
+
+
+# --- streams --------------------------------------------------------------------------
+
+
+def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
+    response = attempt.stream
+    plan = encode_stream(response)
+    if not 200 <= response.status < 300:
+        return _status_failure(number, response.status, response.headers, plan.body, now)
+    payloads = sse_payloads(plan.body)
+    reading = _Reading(features=set(_framing_features(response)))
+    for payload in payloads:
+        if reading.failure is not None:
+            break
+        if payload == "[DONE]":
+            reading.done = True
+            break
+        reading.read_payload(payload)
+    if reading.failure is None and not reading.done:
+        ending = plan.ending
+        if ending == "disconnect" and response.framing.transfer == "close":
+            ending = "close"  # closing the connection is how such a body ends
+        reading.fail(*_UNFINISHED[ending])
+    return reading.result(number)
+
+
+# How a body that never reached [DONE] ends: the failure code and the wire feature.
+_UNFINISHED = {
+    "close": (STREAM_CLOSED, "no-done"),
+    "reset": (TRANSPORT, "reset"),
+    "stall": (TIMEOUT, "stall"),
+    "disconnect": (TRANSPORT, "disconnect"),
+}
