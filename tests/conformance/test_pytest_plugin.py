@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import site
 import subprocess
 import sys
 import textwrap
@@ -481,17 +482,19 @@ def test_conformance_result_fixture(pytester: pytest.Pytester, corpus: Path) -> 
 
 
 def fresh_venv(where: Path) -> Path:
-    """A venv that sees the system's packages, with its own editable install of this checkout.
+    """A venv with its own editable install of this checkout, that sees the test run's packages.
 
-    pip builds the editable wheel in an isolated environment (setuptools>=68 from the
-    configured index): `--no-build-isolation` would need that setuptools (or `wheel`) here.
+    The running interpreter's site-packages (the dependencies ``scripts/test`` installed) are
+    put on the new venv's path by a ``.pth`` file: ``--system-site-packages`` would show the
+    *base* interpreter's packages instead, which a fresh machine does not have. pip builds the
+    editable wheel in an isolated environment (setuptools>=68 from the configured index).
     """
     venv = where / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    own = in_venv(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=where)
+    parent = "\n".join(site.getsitepackages())
+    (Path(own.stdout.strip()) / "_test_run_packages.pth").write_text(parent + "\n")
     in_venv(python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT), cwd=where)
     return python
 
