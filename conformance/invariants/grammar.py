@@ -16,7 +16,7 @@ from ..events import (
     Usage,
     explicit_null_fields,
 )
-from .evidence import Evidence, ObservedAttempt
+from .evidence import Evidence, ObservedAttempt, arguments_match
 from .registry import Judgement, breached, held, invariant
 
 GRAMMAR = "harness: StreamChunk grammar (llm/src/invariant.ts), ADAPTER-PROTOCOL events"
@@ -197,9 +197,15 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
             fragments.setdefault(event.index, []).append(event.arguments_delta)
         elif isinstance(event, BlockEnd):
             block = event.block
-            assembled = block.arguments if isinstance(block, ToolCallBlock) else block.text
             joined = "".join(fragments.get(event.index, []))
-            if assembled != joined:
+            assembled = block.arguments if isinstance(block, ToolCallBlock) else block.text
+            # Arguments re-serialised as equal JSON are C3's to judge, not a second breach.
+            same = (
+                arguments_match(assembled, joined)
+                if isinstance(block, ToolCallBlock)
+                else assembled == joined
+            )
+            if not same:
                 return f"block {event.index} ends as {assembled!r}, its deltas join to {joined!r}"
     return None
 
