@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..oracle import ExpectedAttempt
-from .evidence import Evidence, ObservedAttempt, outcome_difference
+from .evidence import Evidence, ObservedAttempt, other_reading, outcome_difference
 from .registry import Judgement, breached, held, weaker
 
 Applies = Callable[[ExpectedAttempt], bool]
@@ -17,7 +17,11 @@ def judge_attempts(evidence: Evidence, applies: Applies, compare: Compare) -> Ju
 
     ``compare`` returns a problem (str), a judgement, or None when the attempt is fine.
     """
-    relevant = [(seen, wanted) for seen, wanted in evidence.pairs() if applies(wanted)]
+    relevant = [
+        (seen, wanted)
+        for seen, wanted in evidence.pairs()
+        if applies(wanted) and not other_reading(seen, wanted)
+    ]
     if not relevant:
         return None
     softer: Judgement | None = None

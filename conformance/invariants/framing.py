@@ -70,7 +70,8 @@ def check_eof_before_done(evidence: Evidence) -> Judgement | None:
 @invariant(
     "S6",
     "MUST",
-    "A payload that is not JSON is a MALFORMED_RESPONSE failure.",
+    "A payload that is not JSON is a MALFORMED_RESPONSE failure; a comment re-wrapped as "
+    "data (data: : …) may be skipped or refused so.",
     source="harness: translate.ts (malformed SSE payload)",
 )
 def check_non_json_payload(evidence: Evidence) -> Judgement | None:

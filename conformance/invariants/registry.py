@@ -29,6 +29,11 @@ class Judgement:
     held: bool
     reason: str
     weaker: bool = False
+    # The breach explains every other one the case shows (a crash, a hidden spent budget):
+    # those are reported as its consequences, not as failures of their own.
+    root_cause: bool = False
+    # An aspect the contract only records (INVARIANTS.md "Contracts"): info, whatever the level.
+    recorded: bool = False
 
 
 def held(reason: str = "") -> Judgement:

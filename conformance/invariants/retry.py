@@ -11,6 +11,7 @@ exercises it, judged by the attempts it would have made under the case's policy.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -89,31 +90,48 @@ def _retries(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
     return len(outcome.attempts) > 1
 
 
-def _served_failures(evidence: Evidence) -> list[tuple[ExpectedAttempt, bool]]:
-    """Each failed attempt the provider served, and whether another request followed it."""
-    seen = len(evidence.requests)
-    served = (evidence.scenario_attempt(number) for number in range(1, seen + 1))
-    return [(attempt, attempt.number < seen) for attempt in served if not attempt.success]
+def _reported_failures(evidence: Evidence) -> list[tuple[ExpectedAttempt, bool]]:
+    """Each attempt the adapter reported as failed, as the retry layer saw it, and whether
+    another request followed it.
+
+    The code is the adapter's own (the oracle's where the adapter reports no codes): whether
+    its reading of the attempt was right is judged elsewhere (C, E, S, T, H), so a retry
+    decision is judged against what the adapter concluded. An attempt it reported as a
+    success, or that crashed without a code, asks no retry decision of it.
+    """
+    requests = len(evidence.requests)
+    found = []
+    for seen in evidence.attempts:
+        if seen.number > requests or not seen.failed:
+            continue
+        served = evidence.scenario_attempt(seen.number)
+        code = seen.code if evidence.capabilities.error_codes else served.code
+        if code is None:
+            continue
+        as_seen = dataclasses.replace(served, reason="error", code=code)
+        found.append((as_seen, seen.number < requests))
+    return found
 
 
 def _decisions_kept(
     evidence: Evidence, policy: RetryPolicy, judged: Callable[[ExpectedAttempt], bool]
 ) -> Judgement:
     """Each ``judged`` failure was retried exactly when the policy retries it."""
-    for attempt, retried in _served_failures(evidence):
+    for attempt, retried in _reported_failures(evidence):
         if not judged(attempt):
             continue
         decision = retry_decision(attempt, policy, attempt.number - 1)
         if decision == "not-retryable" and retried:
             return breached(
-                f"attempt {attempt.number} failed with {attempt.code}, which the policy does "
-                f"not retry, yet the provider saw request {attempt.number + 1}"
+                f"attempt {attempt.number} failed with {attempt.code} as the adapter reported "
+                f"it, which the policy does not retry, yet the provider saw request "
+                f"{attempt.number + 1}"
             )
         if decision == "retry" and not retried:
             return breached(
-                f"attempt {attempt.number} failed with {attempt.code}, which the policy "
-                f"retries ({attempt.number - 1} of {policy.max_retries} retries spent), yet "
-                "the provider saw no further request"
+                f"attempt {attempt.number} failed with {attempt.code} as the adapter reported "
+                f"it, which the policy retries ({attempt.number - 1} of {policy.max_retries} "
+                "retries spent), yet the provider saw no further request"
             )
     return held(f"the provider saw {len(evidence.requests)} request(s)")
 
@@ -159,21 +177,33 @@ def check_budget(evidence: Evidence) -> Judgement | None:
                 f"the provider saw {len(ev.requests)} requests; max_retries "
                 f"{policy.max_retries} allows {allowed}"
             )
-        final = ev.expected.final
-        if retry_decision(final, policy, final.number - 1) != "budget-spent":
-            return held(f"{len(ev.requests)} of at most {allowed} requests")
-        visible = ev.attempts[-1]
-        if not visible.failed:
-            return breached(
-                f"the budget ran out on {final.code}, yet the caller saw {visible.describe()}"
-            )
-        if ev.capabilities.error_codes and visible.code != final.code:
-            return breached(
-                f"the budget ran out on {final.code}; the caller saw {visible.describe()}"
-            )
-        return held(f"budget exhausted: {visible.describe()}")
+        return _budget_outcome(ev, policy) or held(
+            f"{len(ev.requests)} of at most {allowed} requests"
+        )
 
     return _judge(evidence, consumes_budget, compare)
+
+
+def _budget_outcome(ev: Evidence, policy: RetryPolicy) -> Judgement | None:
+    """A spent budget turned into a success by the retry layer itself.
+
+    Only where the adapter reported the very code on an earlier attempt: then it read the
+    last attempt's failure too, and the layer, not the reading, hid it. The rest of the
+    case's differences follow from that one cause.
+    """
+    final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
+    if retry_decision(final, policy, final.number - 1) != "budget-spent":
+        return None
+    visible = ev.attempts[-1]
+    recognised = [seen.number for seen in ev.attempts[:-1] if seen.code == final.code]
+    if visible.failed or not recognised:
+        return None
+    return Judgement(
+        False,
+        f"the budget ran out on {final.code} (reported on attempt(s) {recognised}), yet the "
+        f"caller saw {visible.describe()}",
+        root_cause=True,
+    )
 
 
 def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy) -> bool:
@@ -334,7 +364,7 @@ def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
         )
 
     def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
-        for attempt, retried in _served_failures(ev):
+        for attempt, retried in _reported_failures(ev):
             decision = retry_decision(attempt, policy, attempt.number - 1)
             if decision == "retry-after-over-cap" and retried:
                 return breached(

@@ -33,7 +33,6 @@ from .transforms import (
     _arguments_null_first,
     _between_events,
     _chunk_ids_vary,
-    _comment_as_data,
     _content_null_with_tools,
     _delta_chunk,
     _empty_fragment_after,
@@ -375,8 +374,9 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "I2",
             "comment-rewrapped-as-data",
             "MUST",
+            # Skipped or refused as MALFORMED_RESPONSE, both readings pass (S6): no transform,
+            # since the generators may only apply encodings that keep the meaning.
             "data: : OPENROUTER PROCESSING",
-            _steps(_between_events(_comment_as_data)),
         ),
         Quirk(
             "I3",

@@ -452,10 +452,6 @@ def _keepalive(n: int) -> list[StepData]:
     return [{"comment": " keep-alive" if n % 2 else " OPENROUTER PROCESSING", "event_end": True}]
 
 
-def _comment_as_data(n: int) -> list[StepData]:
-    return [{"raw": ": OPENROUTER PROCESSING", "event_end": True}] if n == 0 else []
-
-
 def _ids_and_pings(n: int) -> list[StepData]:
     ping: list[StepData] = [{"comment": " ping", "event_end": True}] if n else []
     return [*ping, {"field": "id", "value": str(n + 1), "event_end": False}]

@@ -166,6 +166,19 @@ def test_a_budget_overrun_and_an_empty_success_break_r2() -> None:
     assert verdict("R2", blank) == "fail"
 
 
+def test_retry_decisions_are_judged_on_what_the_adapter_reported() -> None:
+    """An adapter that reads a mid-stream error as a success asks no retry decision: S7 owns
+    the misreading, and R1-R3 do not fail it again with the oracle's code."""
+    error_frame = stream().role().text("Hel").raw('{"error": {"message": "overloaded"}}').done()
+    built = scenario(error_frame, ok())
+    swallowed = evidence(built, succeeded("Hel"), [record(1, 0, 1)])
+    assert {verdict(r, swallowed) for r in ("R1", "R2", "R3")} <= {"pass", None}
+    reason = CATALOGUE["R1"].judge(
+        evidence(scenario(http_error(500), ok()), failed("SERVER"), [record(1, 0, 1)])
+    )
+    assert reason is not None and "SERVER as the adapter reported it" in reason[1]
+
+
 def test_a_removed_code_still_retried_breaks_r3() -> None:
     built = scenario(
         stream().role().finish("stop").done(), ok(), policy={"retryable_codes": ["SERVER"]}
