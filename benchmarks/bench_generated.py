@@ -15,7 +15,8 @@ import time
 
 from harness import arguments, command_line, ratio, write_section
 
-from conformance.run.case_runner import CaseRunner, Transport
+from conformance.options import Transport
+from conformance.run.case_runner import CaseRunner
 from conformance.run.properties import families, sample_cases
 from fakeprovider.scenario import Scenario
 

@@ -13,6 +13,10 @@ from fakeprovider.scenario import Scenario
 from .codes import DEFAULT_RETRYABLE_CODES
 from .events import RetryPolicy
 
+Transport = Literal["loopback", "in-process"]
+"""How a case reaches the fake provider: a loopback server, or in process through the
+``http_client`` a Python adapter takes."""
+
 # Small delays keep runs fast; a max_delay of 2 s still lets a `Retry-After: 1` be honoured.
 DEFAULT_POLICY = RetryPolicy(
     max_retries=2,
@@ -81,6 +85,6 @@ class RunOptions:
     idle_timeout_s: float = 1.0
     timeout_s: float = 15.0
     strict: bool = False
-    transport: Literal["loopback", "in-process"] = "loopback"
+    transport: Transport = "loopback"
     api_key: str = "sk-test"
     extra: dict[str, Any] = field(default_factory=dict)  # adapter-specific settings

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from importlib import metadata
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,14 @@ from .verdicts import VERDICTS, CaseStatus, Verdict
 
 SCHEMA: Final = "streamconform.results"
 SCHEMA_VERSION: Final = 1
+
+
+def suite_version() -> str:
+    """The installed streamconform's version (a source tree that is not installed has none)."""
+    try:
+        return metadata.version("streamconform")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 class _Result(BaseModel):

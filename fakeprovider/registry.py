@@ -1,11 +1,13 @@
 """Scenario registry and request log, shared by the loopback server and the transport.
 
 This is the provider's state: which scenarios exist, how many requests each has had, and
-what those requests were. It holds no sockets; the I/O shells call it.
+what those requests were. It holds no sockets; the I/O shells call it, and a run awaits
+``settled`` for the log a case left.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import threading
 import time
@@ -25,6 +27,8 @@ HowEnded = Literal[
     "stalled",  # the script stalled; the client gave up or the server shut down
     "client-disconnected",  # the client went away mid-response
 ]
+
+_SETTLED_POLL_S = 0.02  # how often settled() looks at the log again
 
 
 class RequestRecord(BaseModel):
@@ -122,6 +126,20 @@ class ScenarioRegistry:
     def requests(self, scenario_id: str) -> list[RequestRecord]:
         with self._lock:
             return list(self._state(scenario_id).requests)
+
+    async def settled(self, scenario_id: str, *, within_s: float = 1.0) -> list[RequestRecord]:
+        """The request log once every connection has recorded how it ended (or within_s passed).
+
+        A shell records the end when it notices it, which can be a moment after the client
+        is done: a hang-up reaches the server only on its next write.
+        """
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            requests = self.requests(scenario_id)
+            if all(request.ended != "pending" for request in requests):
+                return requests
+            await asyncio.sleep(_SETTLED_POLL_S)
+        return self.requests(scenario_id)
 
     def clear_requests(self, scenario_id: str) -> None:
         """Forget the request log, so the next request is attempt 1 again."""

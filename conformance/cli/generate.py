@@ -27,8 +27,9 @@ from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError
 from ..invariants import CATALOGUE
+from ..options import Transport
 from ..results import CaseResult
-from ..run.case_runner import GENERATED_OPTIONS, CaseRunner, Transport
+from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from .options import VERDICT_STYLE

@@ -22,14 +22,13 @@ from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from fakeprovider.recording import redacted
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
-from fakeprovider.server import FakeProviderServer
 
 from ..invariants.evidence import ObservedAttempt
 from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
 from ..oracle import expected_attempt
-from ..results import CaseResult, RunResult
-from ..run.runner import _settle, suite_version
+from ..results import CaseResult, RunResult, suite_version
+from ..run.provider import fake_provider
 from .capture import GatewayCapture, capture_response
 from .meaning import MEANING_RULES, judge_meaning
 from .outcome import gateway_events
@@ -80,15 +79,18 @@ async def run_gateway(
     on_case: Callable[[CaseResult], None] | None = None,
 ) -> RunResult:
     started = _now()
-    registry = ScenarioRegistry(scenarios)
-    server = FakeProviderServer(
-        registry, options.upstream_host, options.upstream_port, model_prefix=options.model_prefix
+    upstream_provider = fake_provider(
+        ScenarioRegistry(scenarios),
+        "loopback",  # the gateway reaches its upstream over the network
+        host=options.upstream_host,
+        port=options.upstream_port,
+        model_prefix=options.model_prefix,
     )
     cases = []
-    async with server, httpx.AsyncClient(trust_env=False) as client:
-        upstream = f"{server.root_url}/v1"
+    async with upstream_provider as provider, httpx.AsyncClient(trust_env=False) as client:
+        upstream = f"{provider.root_url}/v1"
         for scenario in scenarios:
-            result = await _run_case(client, registry, scenario, options)
+            result = await _judge_case(client, provider.registry, scenario, options)
             cases.append(result)
             if on_case is not None:
                 on_case(result)
@@ -128,7 +130,7 @@ def _request(scenario: Scenario, options: GatewayOptions) -> tuple[bytes, dict[s
     return json.dumps(request, separators=(",", ":")).encode(), headers
 
 
-async def _run_case(
+async def _judge_case(
     client: httpx.AsyncClient,
     registry: ScenarioRegistry,
     scenario: Scenario,
@@ -144,8 +146,7 @@ async def _run_case(
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
     )
-    await _settle(registry, scenario.id)
-    requests = registry.requests(scenario.id)
+    requests = await registry.settled(scenario.id)
     served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
     expected = expected_attempt(scenario, served, now=time.time())
     observed = ObservedAttempt(1, tuple(gateway_events(capture)))

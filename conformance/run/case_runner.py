@@ -3,7 +3,7 @@
 A property runs thousands of cases, one per example, from synchronous code. Starting an
 adapter and a provider per case would cost more than the case, so :class:`CaseRunner`
 keeps one event loop, one adapter session and one fake provider for the whole run and
-hands each case to :func:`conformance.run.runner.run_case`, the same judging the suite does.
+hands each case to :func:`conformance.run.runner.judge_case`, the same judging the suite does.
 
 The provider is in process when the adapter is a Python one whose ``run`` takes an
 ``http_client`` (no sockets: the fast path), and a loopback server otherwise.
@@ -15,22 +15,19 @@ import asyncio
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from types import TracebackType
-from typing import Literal
-
-import httpx
+from typing import TypeVar
 
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
-from fakeprovider.server import FakeProviderServer
-from fakeprovider.transport import IN_PROCESS_ORIGIN, AsyncFakeTransport
 
 from ..adapters.base import AdapterSession, PythonAdapterSession
 from ..adapters.loading import adapter_invocation, open_session
-from ..options import RunOptions
+from ..options import RunOptions, Transport
 from ..results import CaseResult
-from .runner import case_request, effective_policy, run_case
+from .provider import Provider, fake_provider
+from .runner import case_request, effective_policy, judge_case
 
-Transport = Literal["in-process", "loopback"]
+_T = TypeVar("_T")
 
 # Generated cases have no pauses: a short idle timeout keeps stalls cheap, and a case
 # deadline above the idle timeout plus H4's grace still catches an adapter without one.
@@ -67,15 +64,16 @@ class CaseRunner:
         self._stack = AsyncExitStack()
         self._registry = ScenarioRegistry()
         self._session: AdapterSession | None = None
-        self._client: httpx.AsyncClient | None = None
-        self._root = IN_PROCESS_ORIGIN
+        self._provider: Provider | None = None
         self.transport: Transport = "loopback"
 
     @property
     def session(self) -> AdapterSession:
-        if self._session is None:
-            raise RuntimeError("the runner is not open (use it as a context manager)")
-        return self._session
+        return _opened(self._session)
+
+    @property
+    def provider(self) -> Provider:
+        return _opened(self._provider)
 
     @property
     def options(self) -> RunOptions:
@@ -98,12 +96,8 @@ class CaseRunner:
         if self._wanted == "in-process" and not capable:
             raise ValueError(f"{self.invocation} cannot take an in-process http_client")
         self.transport = self._wanted or ("in-process" if capable else "loopback")
-        if self.transport == "in-process":
-            client = httpx.AsyncClient(transport=AsyncFakeTransport(self._registry))
-            self._client = await self._stack.enter_async_context(client)
-        else:
-            server = await self._stack.enter_async_context(FakeProviderServer(self._registry))
-            self._root = server.root_url
+        provider = fake_provider(self._registry, self.transport)
+        self._provider = await self._stack.enter_async_context(provider)
 
     def __exit__(
         self,
@@ -126,7 +120,11 @@ class CaseRunner:
 
     async def _run(self, scenario: Scenario) -> CaseResult:
         policy = effective_policy(self.session, self._options, scenario)
-        case = case_request(scenario, self._root, policy, self._options)
-        return await run_case(
-            self.session, self._registry, scenario, case, self._client, self.options
-        )
+        case = case_request(scenario, self.provider.root_url, policy, self._options)
+        return await judge_case(self.session, self.provider, scenario, case, self.options)
+
+
+def _opened(part: _T | None) -> _T:
+    if part is None:
+        raise RuntimeError("the runner is not open (use it as a context manager)")
+    return part

@@ -7,19 +7,12 @@ bound, and then every invariant in the catalogue looks at the evidence.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
 from datetime import UTC, datetime
-from importlib import metadata
-
-import httpx
 
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
-from fakeprovider.server import FakeProviderServer
-from fakeprovider.transport import AsyncFakeTransport
 
 from ..adapters.base import AdapterSession, CaseRun
 from ..events import RetryPolicy, RunCase
@@ -28,19 +21,15 @@ from ..invariants.evidence import Evidence
 from ..invariants.waits import waits
 from ..options import RunOptions, case_policy, default_request
 from ..oracle import expected_outcome
-from ..results import CaseResult, InvariantVerdict, RetrySummary, RetryWait, RunResult
-
-# Where a Python adapter that ignores the in-process client would connect: a loopback
-# port nothing listens on, so the mistake fails fast and never leaves the machine.
-_UNREACHABLE = "http://127.0.0.1:9"
-_SETTLE_S = 1.0  # how long the provider may take to notice an adapter hung up
-
-
-def suite_version() -> str:
-    try:
-        return metadata.version("streamconform")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+from ..results import (
+    CaseResult,
+    InvariantVerdict,
+    RetrySummary,
+    RetryWait,
+    RunResult,
+    suite_version,
+)
+from .provider import Provider, fake_provider
 
 
 def effective_policy(
@@ -74,25 +63,15 @@ async def run_suite(
     """Run every scenario as a case; ``invocation`` is how to name the adapter on a
     command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers."""
     started = _now()
-    registry = ScenarioRegistry(scenarios)
     policy = effective_policy(session, options)
     # Every case's policy up front: a scenario whose retry_policy cannot apply stops the
     # run before any case, not half-way.
     policies = {s.id: effective_policy(session, options, s) for s in scenarios}
     cases: list[CaseResult] = []
-    async with AsyncExitStack() as stack:
-        client: httpx.AsyncClient | None = None
-        if options.transport == "in-process":
-            client = httpx.AsyncClient(transport=AsyncFakeTransport(registry))
-            await stack.enter_async_context(client)
-            root = _UNREACHABLE
-        else:
-            server = FakeProviderServer(registry)
-            await stack.enter_async_context(server)
-            root = server.root_url
+    async with fake_provider(ScenarioRegistry(scenarios), options.transport) as provider:
         for scenario in scenarios:
-            case = case_request(scenario, root, policies[scenario.id], options)
-            result = await run_case(session, registry, scenario, case, client, options)
+            case = case_request(scenario, provider.root_url, policies[scenario.id], options)
+            result = await judge_case(session, provider, scenario, case, options)
             cases.append(result)
             if on_case is not None:
                 on_case(result)
@@ -129,20 +108,19 @@ def case_request(
     )
 
 
-async def run_case(
+async def judge_case(
     session: AdapterSession,
-    registry: ScenarioRegistry,
+    provider: Provider,
     scenario: Scenario,
     case: RunCase,
-    client: httpx.AsyncClient | None,
     options: RunOptions,
 ) -> CaseResult:
-    registry.clear_requests(scenario.id)
+    """Run one case on ``provider`` and judge it against the oracle's expected outcome."""
+    provider.registry.clear_requests(scenario.id)
     begun = time.monotonic()
-    run = await session.run_case(case, client)
+    run = await session.run_case(case, provider.client)
     duration = time.monotonic() - begun
-    await _settle(registry, scenario.id)
-    requests = registry.requests(scenario.id)
+    requests = await provider.registry.settled(scenario.id)
     retries_on = session.hello.capabilities.retry
     expected = expected_outcome(scenario, case.retry if retries_on else None)
     evidence = Evidence(
@@ -157,15 +135,6 @@ async def run_case(
         detail=run.detail,
     )
     return _case_result(scenario, run, evidence, duration, options)
-
-
-async def _settle(registry: ScenarioRegistry, scenario_id: str) -> None:
-    """Give the provider a moment to record how the last connection ended."""
-    deadline = time.monotonic() + _SETTLE_S
-    while time.monotonic() < deadline:
-        if all(r.ended != "pending" for r in registry.requests(scenario_id)):
-            return
-        await asyncio.sleep(0.02)
 
 
 def _case_result(

@@ -123,7 +123,9 @@ class Provider:
         started = time.monotonic()
         events = asyncio.run(self._collect(adapter, case))
         elapsed_s = time.monotonic() - started
-        return Outcome(events, sleeps_s, self._settled_requests(scenario.id), elapsed_s)
+        # The server's thread logs how a response ended once it notices; give it a moment.
+        requests = asyncio.run(self.registry.settled(scenario.id, within_s=2))
+        return Outcome(events, sleeps_s, requests, elapsed_s)
 
     def _base_url(self, scenario_id: str) -> str:
         if self.kind == "loopback":
@@ -135,16 +137,6 @@ class Provider:
             return [event async for event in adapter.run(case)]
         async with httpx.AsyncClient(transport=AsyncFakeTransport(self.registry)) as client:
             return [event async for event in adapter.run(case, client)]
-
-    def _settled_requests(self, scenario_id: str) -> list[RequestRecord]:
-        # The server's thread logs how a response ended once it notices; give it a moment.
-        deadline = time.monotonic() + 2
-        while True:
-            requests = self.registry.requests(scenario_id)
-            pending = any(request.ended == "pending" for request in requests)
-            if not pending or time.monotonic() > deadline:
-                return requests
-            time.sleep(0.01)
 
 
 @pytest.fixture(scope="module")

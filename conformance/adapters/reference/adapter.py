@@ -9,7 +9,6 @@ import random as random_module
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
-from importlib.metadata import PackageNotFoundError, version
 from typing import Protocol
 
 import httpx
@@ -31,6 +30,7 @@ from conformance.events import (
     RunCase,
 )
 from conformance.options import RunOptions
+from conformance.results import suite_version
 
 ADAPTER_NAME = "streamconform-reference"
 
@@ -53,13 +53,6 @@ class RetryLayer(Protocol):
     ) -> AsyncGenerator[Event, None]: ...
 
 
-def _package_version() -> str:
-    try:
-        return version("streamconform")
-    except PackageNotFoundError:
-        return "0"  # running from a source tree that is not installed
-
-
 class ReferenceAdapter:
     """Runs a case and yields its protocol events, each stamped with the case id.
 
@@ -72,7 +65,7 @@ class ReferenceAdapter:
     hello = Hello(
         protocol=PROTOCOL_VERSION,
         name=ADAPTER_NAME,
-        version=_package_version(),
+        version=suite_version(),  # the reference ships with the suite
         capabilities=Capabilities(
             deltas=True, reasoning=True, usage=True, retry=True, error_codes=True
         ),
