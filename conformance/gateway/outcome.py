@@ -2,8 +2,8 @@
 
 The same decisions the reference adapter's httpx shell makes for one attempt, taken on
 bytes already captured: a non-2xx answer is classified from its status, headers and body;
-a stream's reads go through ``SSEDecoder`` and ``StreamTranslator`` exactly as they
-arrived; a body cut by the transport fails the attempt the way the shell reports it.
+a stream's reads go through the shell's ``AttemptReader`` exactly as they arrived; a body
+cut by the transport fails the attempt the way the shell reports it.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 from .. import codes
-from ..adapters.reference import SSEDecoder, StreamTranslator, classify_http_error
-from ..events import Event, Finish
+from ..adapters.reference import AttemptReader, Failure, classify_http_error
+from ..events import Event
 from .capture import GatewayCapture
 
 _CUT_CODES = {"timeout": codes.TIMEOUT}  # every other cut is a transport failure
@@ -20,9 +20,9 @@ _CUT_CODES = {"timeout": codes.TIMEOUT}  # every other cut is a transport failur
 
 def gateway_events(capture: GatewayCapture, *, now_epoch_s: float | None = None) -> list[Event]:
     """The events the reference adapter reports for the captured answer (no retries)."""
+    reader = AttemptReader()
     if capture.status is None:
-        code = _CUT_CODES.get(capture.ending, codes.TRANSPORT)
-        return [_failure(code, capture.detail or "the gateway sent no response")]
+        return reader.end(_cut(capture, "the gateway sent no response"))
     if not 200 <= capture.status < 300:
         failure = classify_http_error(
             capture.status,
@@ -30,20 +30,17 @@ def gateway_events(capture: GatewayCapture, *, now_epoch_s: float | None = None)
             capture.body,
             now_epoch_s=time.time() if now_epoch_s is None else now_epoch_s,
         )
-        return [_failure(failure.code, failure.message)]
-    decoder, translator = SSEDecoder(), StreamTranslator()
+        return reader.end(failure)
     events: list[Event] = []
     for read in capture.reads:
-        for payload in decoder.feed(read.data):
-            events += translator.feed(payload)
-        if translator.finished:
-            return events  # [DONE] or an in-stream error: nothing after it is read (S4)
+        events += reader.receive_data(read.data)
+        if reader.finished:
+            break  # [DONE] or an in-stream error: nothing after it is read (S4)
     if capture.ending == "complete":
-        decoder.close()
-        return events + translator.eof()
-    code = _CUT_CODES.get(capture.ending, codes.TRANSPORT)
-    return events + translator.failure(code, capture.detail or f"the body ended: {capture.ending}")
+        return events + reader.end()
+    return events + reader.end(_cut(capture, f"the body ended: {capture.ending}"))
 
 
-def _failure(code: str, message: str) -> Finish:
-    return Finish(reason="error", code=code, message=message)
+def _cut(capture: GatewayCapture, unexplained: str) -> Failure:
+    """The transport's failure, as the shell reports it."""
+    return Failure(_CUT_CODES.get(capture.ending, codes.TRANSPORT), capture.detail or unexplained)

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Callable
 import httpx
 
 from conformance import codes
+from conformance.adapters.reference.attempt import AttemptReader
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_http_error
 from conformance.adapters.reference.sse import SSEDecoder
@@ -52,8 +53,7 @@ class AttemptStream:
         self._case = case
         self._body = body
         self._now_epoch_s = now_epoch_s
-        self._new_decoder = decoder
-        self._translator = translator()
+        self._reader = AttemptReader(decoder=decoder, translator=translator)
         self.failure: Failure | None = None
 
     def __aiter__(self) -> AsyncGenerator[Event, None]:
@@ -72,11 +72,10 @@ class AttemptStream:
                 if not response.is_success:
                     self.failure = await self._http_failure(response)
                 else:
-                    decoder = self._new_decoder()
                     async for data in response.aiter_bytes():
-                        for event in self._translate(decoder.feed(data)):
+                        for event in self._noted(self._reader.receive_data(data)):
                             yield event
-                        if self._translator.finished:
+                        if self._reader.finished:
                             break  # [DONE] or an in-stream error: nothing after it is read (S4)
             # Leaving the block closed the response, unread bytes and all.
         except httpx.TimeoutException as error:
@@ -85,7 +84,8 @@ class AttemptStream:
         except (httpx.TransportError, httpx.DecodingError) as error:
             # Refused, reset, a body cut mid-chunk, an undecodable content-encoding.
             self._fail(codes.TRANSPORT, f"{type(error).__name__}: {error}")
-        for event in self._final_events():
+        # The attempt's finish, unless the body already produced it.
+        for event in self._noted(self._reader.end(self.failure)):
             yield event
 
     def _timeout(self) -> httpx.Timeout:
@@ -98,11 +98,6 @@ class AttemptStream:
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
         }
-
-    def _translate(self, payloads: list[str]) -> list[Event]:
-        events = [event for payload in payloads for event in self._translator.feed(payload)]
-        self._note_failure(events)
-        return events
 
     async def _http_failure(self, response: httpx.Response) -> Failure:
         body = bytearray()
@@ -120,20 +115,13 @@ class AttemptStream:
     def _fail(self, code: str, message: str) -> None:
         self.failure = Failure(code=code, message=message)
 
-    def _final_events(self) -> list[Event]:
-        """The attempt's finish, unless the body already produced it."""
-        if self.failure is not None:
-            events = self._translator.failure(self.failure.code, self.failure.message)
-        else:
-            events = self._translator.eof()  # the body ended without [DONE]; no-op after it
-        self._note_failure(events)
-        return events
-
-    def _note_failure(self, events: list[Event]) -> None:
+    def _noted(self, events: list[Event]) -> list[Event]:
+        """`events`, once an error finish among them is noted as the attempt's failure."""
         # A failure set earlier (HTTP error, transport) carries more than the finish does.
         for event in events:
             if isinstance(event, Finish) and event.code is not None and self.failure is None:
                 self.failure = Failure(code=event.code, message=event.message or "")
+        return events
 
 
 def stream_attempt(
