@@ -1,7 +1,15 @@
 """Scriptable fake SSE provider: scenarios, their exact bytes, a loopback server, a transport."""
 
 from .build import ABSENT, ScenarioBuilder, StreamBuilder, fault, http_error, stream
-from .fixtures import FixtureError, FixtureProblem, fixture_files, load_fixture, load_fixtures
+from .fixtures import (
+    Fixture,
+    FixtureError,
+    FixtureProblem,
+    fixture_files,
+    load_fixture,
+    load_fixtures,
+    validate_fixtures,
+)
 from .registry import HowEnded, RequestRecord, ScenarioRegistry, UnknownScenario
 from .scenario import (
     Attempt,
@@ -12,6 +20,9 @@ from .scenario import (
     EndStep,
     ErrorAttempt,
     ErrorResponse,
+    Expect,
+    ExpectedToolCall,
+    ExpectedUsage,
     FaultAttempt,
     FieldStep,
     Framing,
@@ -43,10 +54,14 @@ __all__ = [
     "EndStep",
     "ErrorAttempt",
     "ErrorResponse",
+    "Expect",
+    "ExpectedToolCall",
+    "ExpectedUsage",
     "FakeProviderServer",
     "FakeTransport",
     "FaultAttempt",
     "FieldStep",
+    "Fixture",
     "FixtureError",
     "FixtureProblem",
     "Framing",
@@ -80,4 +95,5 @@ __all__ = [
     "load_fixtures",
     "stream",
     "transport_classes",
+    "validate_fixtures",
 ]

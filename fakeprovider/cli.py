@@ -10,14 +10,14 @@ from pathlib import Path
 
 import click
 
-from .fixtures import FixtureError, load_fixture, load_fixtures
+from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
 from .recording import DEFAULT_MIN_PAUSE_MS
 from .registry import ScenarioRegistry
-from .scenario import Scenario, StreamAttempt
+from .scenario import Scenario
 from .server import FakeProviderServer
-from .wire import EncodeError, attempt_transcript, encode_stream, escape_bytes
+from .wire import EncodeError, attempt_transcript, escape_bytes
 
 
 @click.group()
@@ -181,20 +181,13 @@ def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
     """Check every fixture below PATHS; exit 1 on any problem."""
-    scenarios = _load_or_exit(paths)
-    problems = []
-    for scenario in scenarios:
-        for number, attempt in enumerate(scenario.attempts, 1):
-            if isinstance(attempt, StreamAttempt):
-                try:
-                    encode_stream(attempt.stream)
-                except EncodeError as error:
-                    problems.append(f"{scenario.id}: attempts[{number - 1}]: {error}")
+    fixtures, problems = validate_fixtures(paths)
     for problem in problems:
-        click.echo(problem, err=True)
+        click.echo(str(problem), err=True)
     if problems:
         sys.exit(1)
-    click.echo(f"{len(scenarios)} fixture(s) valid")
+    click.echo(f"{len(fixtures)} fixture(s) valid")
+    click.echo("`conformance validate` also checks each expect block against the oracle")
 
 
 @main.command()

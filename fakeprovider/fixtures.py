@@ -6,7 +6,7 @@ reason, e.g. ``fixtures/x.yaml:14: attempts[0].stream.steps[2].pause_ms: must be
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .scenario import Scenario, StreamAttempt
+from .wire import EncodeError, encode_stream
+
+Location = tuple[str | int, ...]
+"""A path into a fixture's data: ``("attempts", 0, "stream", "steps", 2)``."""
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FIXTURE_BYTES = 5 * 1024 * 1024
@@ -46,19 +50,41 @@ class FixtureError(ValueError):
         super().__init__("\n".join(str(problem) for problem in problems))
 
 
+@dataclass(frozen=True)
+class Fixture:
+    """A fixture file that loaded: its scenario, and the line of every node in the file."""
+
+    path: Path
+    scenario: Scenario
+    lines: Mapping[Location, int]
+
+    def problem(self, location: Location, reason: str) -> FixtureProblem:
+        """A problem at ``location`` (a path into the file's data), on its nearest line."""
+        return _located(self.path, location, reason, self.lines)
+
+
 def load_fixture(path: str | Path) -> Scenario:
-    """Load one fixture; a missing ``id`` defaults to the file name without suffix."""
-    path = Path(path)
+    """Load one fixture. Its ``id`` is the file name without suffix: when left out it
+    defaults to it, and any other id is an error."""
+    return _read_fixture(Path(path)).scenario
+
+
+def _read_fixture(path: Path) -> Fixture:
     data, lines = _read(path)
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
-    data.setdefault("id", path.stem)
+    problems = []
+    given = data.setdefault("id", path.stem)
+    if isinstance(given, str) and given != path.stem:
+        reason = f"{given!r} is not the file name: a fixture's id is its file stem, {path.stem!r}"
+        problems.append(_located(path, ("id",), reason, lines))
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as error:
-        raise FixtureError(
-            [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
-        ) from None
+        problems += [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
+    if problems:
+        raise FixtureError(problems)
+    return Fixture(path, scenario, lines)
 
 
 def fixture_files(root: str | Path) -> list[Path]:
@@ -73,27 +99,59 @@ def fixture_files(root: str | Path) -> list[Path]:
 
 def load_fixtures(roots: Iterable[str | Path]) -> list[Scenario]:
     """Load every fixture below ``roots``; report all problems at once, ids unique."""
-    scenarios: list[Scenario] = []
+    fixtures, problems = _read_fixtures(roots)
+    if problems:
+        raise FixtureError(problems)
+    return [fixture.scenario for fixture in fixtures]
+
+
+def validate_fixtures(
+    roots: Iterable[str | Path],
+) -> tuple[list[Fixture], list[FixtureProblem]]:
+    """Check every fixture below ``roots`` as ``fakeprovider validate`` does.
+
+    Returns the fixtures that load and whose streams encode, and the problems of the rest:
+    loading problems, and what only encoding finds (a split offset past the body...).
+    """
+    loaded, problems = _read_fixtures(roots)
+    valid = []
+    for fixture in loaded:
+        found = _encoding_problems(fixture)
+        problems += found
+        if not found:
+            valid.append(fixture)
+    return valid, problems
+
+
+def _read_fixtures(roots: Iterable[str | Path]) -> tuple[list[Fixture], list[FixtureProblem]]:
+    fixtures: list[Fixture] = []
     problems: list[FixtureProblem] = []
     seen: dict[str, Path] = {}
     for path in _all_files(roots, problems):
         try:
-            scenario = load_fixture(path)
+            fixture = _read_fixture(path)
         except FixtureError as error:
             problems += error.problems
             continue
-        if scenario.id in seen:
-            problems.append(
-                FixtureProblem(
-                    path, "id", f"{scenario.id!r} is already used by {seen[scenario.id]}"
-                )
-            )
+        scenario_id = fixture.scenario.id
+        if scenario_id in seen:
+            reason = f"{scenario_id!r} is already used by {seen[scenario_id]}"
+            problems.append(fixture.problem(("id",), reason))
             continue
-        seen[scenario.id] = path
-        scenarios.append(scenario)
-    if problems:
-        raise FixtureError(problems)
-    return scenarios
+        seen[scenario_id] = path
+        fixtures.append(fixture)
+    return fixtures, problems
+
+
+def _encoding_problems(fixture: Fixture) -> list[FixtureProblem]:
+    problems = []
+    for position, attempt in enumerate(fixture.scenario.attempts):
+        if isinstance(attempt, StreamAttempt):
+            try:
+                encode_stream(attempt.stream)
+            except EncodeError as error:
+                problems.append(fixture.problem(("attempts", position, "stream"), str(error)))
+    return problems
 
 
 def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> Iterator[Path]:
@@ -106,7 +164,7 @@ def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> I
 
 # --- reading, with the line of every node -------------------------------------------------
 
-_Lines = dict[tuple[str | int, ...], int]
+_Lines = dict[Location, int]
 
 
 def _read(path: Path) -> tuple[Any, _Lines]:
@@ -230,7 +288,7 @@ def _too_deep() -> str:
     return f"nested more than {MAX_FIXTURE_DEPTH} levels deep"
 
 
-def _index_lines(node: yaml.Node, path: tuple[str | int, ...], lines: _Lines) -> None:
+def _index_lines(node: yaml.Node, path: Location, lines: _Lines) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -244,17 +302,25 @@ def _index_lines(node: yaml.Node, path: tuple[str | int, ...], lines: _Lines) ->
 
 
 def _problem(path: Path, detail: Any, lines: _Lines) -> FixtureProblem:
-    location = _data_path(detail["loc"])
+    return _located(path, _data_path(detail["loc"]), _reason(detail), lines)
+
+
+def _located(
+    path: Path,
+    location: Location,
+    reason: str,
+    lines: Mapping[Location, int],
+) -> FixtureProblem:
     line = None
     for end in range(len(location), -1, -1):
         # The nearest node that exists: a missing field is reported on its parent.
-        line = lines.get(tuple(str(p) if isinstance(p, str) else p for p in location[:end]))
+        line = lines.get(location[:end])
         if line is not None:
             break
-    return FixtureProblem(path, _dotted(location), _reason(detail), line)
+    return FixtureProblem(path, _dotted(location), reason, line)
 
 
-def _data_path(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+def _data_path(loc: Location) -> Location:
     # Steps and attempts are tagged unions: pydantic puts the tag right after the list
     # position (steps.1.pause_ms.evnt_end). The file has no such level, so drop it.
     out: list[str | int] = []
@@ -271,7 +337,7 @@ def _data_path(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
 _TAGGED_LISTS = ("steps", "attempts")
 
 
-def _dotted(location: tuple[str | int, ...]) -> str:
+def _dotted(location: Location) -> str:
     text = ""
     for part in location:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)

@@ -8,16 +8,22 @@ than ``null``. Python dicts keep insertion order, so key order survives to the b
 
 from __future__ import annotations
 
+import difflib
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
     JsonValue,
+    StrictInt,
+    StrictStr,
     Tag,
+    ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -362,6 +368,139 @@ Attempt = Annotated[
 ]
 
 
+# --- the expected outcome ---------------------------------------------------------------
+#
+# Suite data the fake provider ignores: the conformance suite compares it with its oracle.
+# The types are the oracle's vocabulary (INVARIANTS.md), spelled here because the provider
+# sits below the suite and cannot import it; a test keeps the two in step.
+
+ExpectedFinish = Literal["stop", "tool-calls", "max-tokens", "error"]
+"""Finish reasons as the caller sees them (C5): ``tool-calls``, not the wire's ``tool_calls``."""
+
+CanonicalCode = Literal[
+    "EMPTY_RESPONSE",
+    "MALFORMED_TOOL_CALL",
+    "MALFORMED_RESPONSE",
+    "STREAM_CLOSED",
+    "TRANSPORT",
+    "TIMEOUT",
+    "RATE_LIMIT",
+    "SERVER",
+    "AUTH",
+    "QUOTA",
+    "INVALID_REQUEST",
+    "CONTEXT_WINDOW_EXCEEDED",
+    "ABORTED",
+]
+CANONICAL_CODES: frozenset[str] = frozenset(get_args(CanonicalCode))
+_HTTP_STATUS_CODE = r"^HTTP_[1-5][0-9]{2}$"
+_FINISH_REASON_CODE = r"^[A-Z][A-Z0-9_-]*$"
+
+
+def _failure_code(code: str) -> str:
+    if code in CANONICAL_CODES or re.fullmatch(_HTTP_STATUS_CODE, code):
+        return code
+    if not re.fullmatch(_FINISH_REASON_CODE, code):
+        raise ValueError(
+            f"{code!r} is not a code: a canonical code (INVARIANTS.md), HTTP_<status>, "
+            "or an unknown wire finish_reason upper-cased (content_filter -> CONTENT_FILTER)"
+        )
+    # An upper-cased finish reason is open-ended; one a letter or two from a canonical code
+    # is a typo, not a reason any provider sends.
+    near = difflib.get_close_matches(code, sorted(CANONICAL_CODES), n=1, cutoff=0.9)
+    if near:
+        raise ValueError(f"unknown code {code!r}; did you mean {near[0]!r}?")
+    return code
+
+
+FailureCode = Annotated[
+    StrictStr,
+    AfterValidator(_failure_code),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"enum": sorted(CANONICAL_CODES)},
+                {"type": "string", "pattern": _HTTP_STATUS_CODE},
+                {
+                    "type": "string",
+                    "pattern": _FINISH_REASON_CODE,
+                    "description": "An unknown wire finish_reason, upper-cased.",
+                },
+            ]
+        }
+    ),
+]
+
+
+class ExpectedToolCall(_Model):
+    """A tool call as the caller sees it; a key left out is one the spec leaves open (T7)."""
+
+    id: StrictStr | None = None
+    name: StrictStr | None = None
+    arguments: StrictStr | None = Field(
+        default=None, description="The raw concatenated fragments, never re-serialised (C3)."
+    )
+
+
+class ExpectedUsage(_Model):
+    """The disjoint usage of C4: ``input_tokens`` excludes the cached prompt tokens."""
+
+    input_tokens: StrictInt
+    output_tokens: StrictInt
+    cache_read_tokens: StrictInt | None = Field(
+        default=None, description="Listed when the wire sent cached tokens (left out = 0)."
+    )
+    reasoning_tokens: StrictInt | None = Field(
+        default=None, description="Listed exactly when the wire sent reasoning tokens."
+    )
+
+
+class Expect(_Model):
+    """The caller-visible outcome: the final attempt's, once the retry layer is done.
+
+    Under the default retry policy (fixtures/README.md) with the scenario's own
+    ``retry_policy`` fields. A block or usage that is left out is one there is none of,
+    except in an ambiguous quirk (tagged ``level:info``), which lists only what is not.
+    """
+
+    finish: ExpectedFinish
+    code: FailureCode | None = Field(
+        default=None,
+        validate_default=True,
+        description="The failure code; exactly with finish: error.",
+    )
+    text: StrictStr | None = Field(default=None, description="The concatenated text block.")
+    reasoning: StrictStr | None = Field(
+        default=None, description="The concatenated reasoning block."
+    )
+    tool_calls: tuple[ExpectedToolCall, ...] | None = Field(
+        default=None, description="The tool calls in block order."
+    )
+    usage: ExpectedUsage | None = Field(
+        default=None, description="The last usage the final attempt received."
+    )
+    attempts: StrictInt = Field(default=1, ge=1, description="Requests the provider sees.")
+
+    @field_validator("code")
+    @classmethod
+    def _code_with_error(cls, code: str | None, info: ValidationInfo) -> str | None:
+        finish = info.data.get("finish")
+        if finish == "error" and code is None:
+            raise ValueError("finish: error needs a code")
+        if finish not in (None, "error") and code is not None:
+            raise ValueError(f"a code goes with finish: error, not finish: {finish}")
+        return code
+
+    @field_validator("text", "reasoning", "tool_calls")
+    @classmethod
+    def _no_blocks_on_error(cls, value: object, info: ValidationInfo) -> object:
+        if value is not None and info.data.get("finish") == "error":
+            raise ValueError(
+                "a failed attempt's blocks are not part of the outcome; leave this out"
+            )
+        return value
+
+
 # --- the scenario -----------------------------------------------------------------------
 
 
@@ -410,7 +549,7 @@ class Scenario(_Model):
     provenance: Provenance = Provenance()
     tags: tuple[str, ...] = ()
     profiles: tuple[str, ...] = ()
-    expect: dict[str, JsonValue] | None = Field(
+    expect: Expect | None = Field(
         default=None,
         description="Expected outcome, for the conformance suite; the fake provider ignores it.",
     )

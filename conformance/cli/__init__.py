@@ -29,6 +29,7 @@ from .gateway import COMMANDS as _GATEWAY_COMMANDS
 from .generate import fuzz, generated_cases, replay
 from .matrix import matrix
 from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
+from .validate import validate
 
 
 @click.group()
@@ -290,3 +291,4 @@ for _command in _GATEWAY_COMMANDS:
 main.add_command(matrix)
 main.add_command(fuzz)
 main.add_command(replay)
+main.add_command(validate)

@@ -7,6 +7,7 @@ outcome it records the *features* of the wire (an identity repeated as ``null``,
 id, CRLF framing…) that decide which invariants a case exercises.
 """
 
+from .agreement import Disagreement, expect_disagreements, outcome_expect
 from .expect import expected_attempt, expected_outcome
 from .http_errors import classify_status, error_detail, retry_after_ms
 from .outcome import (
@@ -22,15 +23,18 @@ from .reading import map_usage, sse_payloads
 
 __all__ = [
     "SUCCESS_REASONS",
+    "Disagreement",
     "ExpectedAttempt",
     "ExpectedOutcome",
     "RetryDecision",
     "WaitBounds",
     "classify_status",
     "error_detail",
+    "expect_disagreements",
     "expected_attempt",
     "expected_outcome",
     "map_usage",
+    "outcome_expect",
     "retry_after_ms",
     "retry_decision",
     "sse_payloads",

@@ -7,16 +7,24 @@ differ, one of them is wrong.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from conformance import codes
 from conformance.events import RetryPolicy, ToolCallBlock
-from conformance.options import case_policy
-from conformance.oracle import classify_status, expected_outcome, retry_after_ms, sse_payloads
+from conformance.oracle import (
+    SUCCESS_REASONS,
+    classify_status,
+    expect_disagreements,
+    expected_outcome,
+    retry_after_ms,
+    sse_payloads,
+)
+from conformance.quirks import recorded_only
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixtures
-from fakeprovider.scenario import Scenario
+from fakeprovider.scenario import CANONICAL_CODES, ExpectedFinish, Scenario
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
@@ -25,30 +33,8 @@ FIXTURES = [s for s in load_fixtures([REPO / "fixtures"]) if s.expect is not Non
 
 @pytest.mark.parametrize("scenario", FIXTURES, ids=[s.id for s in FIXTURES])
 def test_oracle_agrees_with_fixture_expectation(scenario: Scenario) -> None:
-    expect: dict[str, Any] = dict(scenario.expect or {})
-    outcome = expected_outcome(scenario, case_policy(POLICY, scenario))
-    final = outcome.final
-    assert final.reason == expect["finish"]
-    assert final.code == expect.get("code")
-    assert len(outcome.attempts) == expect.get("attempts", 1)
-    if not final.success:
-        return
-    texts = {type(b).__name__: b.model_dump() for b in final.blocks}
-    if "text" in expect:
-        assert texts["TextBlock"]["text"] == expect["text"]
-    if "reasoning" in expect:
-        assert texts["ReasoningBlock"]["text"] == expect["reasoning"]
-    calls = [b for b in final.blocks if isinstance(b, ToolCallBlock)]
-    for call, wanted in zip(calls, expect.get("tool_calls", []), strict=True):
-        for key, value in wanted.items():
-            assert getattr(call, key) == value
-    if "usage" in expect:
-        assert final.usage is not None
-        assert (
-            final.usage.model_dump(exclude_none=True, exclude={"case", "type"})
-            | {"cache_read_tokens": final.usage.cache_read_tokens}
-            == {"cache_read_tokens": 0} | expect["usage"]
-        )
+    exhaustive = not recorded_only(scenario)
+    assert expect_disagreements(scenario, exhaustive=exhaustive) == []
 
 
 def outcome_of(builder: object, policy: RetryPolicy | None = None) -> Any:
@@ -160,3 +146,71 @@ def test_retry_after_values() -> None:
 def test_sse_payloads_whole_body() -> None:
     body = b"\xef\xbb\xbf: c\r\ndata:a\rdata: b\n\nid: 1\n\ndata: tail"
     assert sse_payloads(body) == ["a\nb"]
+
+
+def test_the_expect_vocabulary_is_the_oracles() -> None:
+    # fakeprovider spells the codes and finish reasons of `expect` itself: it cannot import
+    # the suite.
+    assert CANONICAL_CODES == codes.CANONICAL_CODES
+    assert set(get_args(ExpectedFinish)) == {*SUCCESS_REASONS, "error"}
+
+
+def disagreements(expect: dict[str, Any], *, exhaustive: bool = True) -> list[str]:
+    builder = (
+        stream().role().reasoning("hm").text("Hi").tool_call(0, id="c1", name="f", arguments="{}")
+    )
+    scenario = (
+        ScenarioBuilder("s")
+        .attempt(builder.finish("tool_calls").usage(9, 4, cached_tokens=0).done())
+        .expect(**expect)
+        .build()
+    )
+    found = expect_disagreements(scenario, exhaustive=exhaustive)
+    return [f"{'.'.join(map(str, d.location))}: {d.reason}" for d in found]
+
+
+CALL = '[{"id": "c1", "name": "f", "arguments": "{}"}]'
+USAGE = {"input_tokens": 9, "output_tokens": 4}
+FULL: dict[str, Any] = {
+    "finish": "tool-calls",
+    "text": "Hi",
+    "reasoning": "hm",
+    "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}],
+    "usage": USAGE,
+}
+
+
+def test_an_agreeing_expect_has_no_disagreement() -> None:
+    assert disagreements(FULL) == []
+    assert disagreements(FULL | {"usage": USAGE | {"cache_read_tokens": 0}}) == []
+
+
+def test_each_disagreement_names_its_field() -> None:
+    assert disagreements(FULL | {"text": "Hey", "tool_calls": [{"id": "c2"}], "attempts": 2}) == [
+        "expect.attempts: 2, but the oracle reads 1",
+        'expect.text: "Hey", but the oracle reads "Hi"',
+        'expect.tool_calls.0.id: "c2", but the oracle reads "c1"',
+    ]
+    assert disagreements(FULL | {"usage": USAGE | {"reasoning_tokens": 0}}) == [
+        "expect.usage.reasoning_tokens: 0, but the oracle reads none"
+    ]
+    assert disagreements(FULL | {"tool_calls": []}) == [
+        f"expect.tool_calls: [], but the oracle reads {CALL}"
+    ]
+
+
+def test_once_the_finish_differs_nothing_else_is_compared() -> None:
+    assert disagreements({"finish": "stop", "text": "other"}) == [
+        'expect.finish: "stop", but the oracle reads "tool-calls"'
+    ]
+
+
+def test_a_block_or_usage_left_out_is_none_unless_the_quirk_is_ambiguous() -> None:
+    assert disagreements({"finish": "tool-calls"}) == [
+        'expect.text: left out, but the oracle reads "Hi"',
+        'expect.reasoning: left out, but the oracle reads "hm"',
+        f"expect.tool_calls: left out, but the oracle reads {CALL}",
+        "expect.usage: left out, but the oracle reads "
+        '{"input_tokens": 9, "output_tokens": 4, "cache_read_tokens": 0}',
+    ]
+    assert disagreements({"finish": "tool-calls", "tool_calls": [{}]}, exhaustive=False) == []

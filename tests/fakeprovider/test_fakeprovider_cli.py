@@ -54,7 +54,12 @@ def test_show_raw_writes_exactly_the_body(tmp_path: Path) -> None:
 
 def test_validate_passes_good_and_fails_bad(tmp_path: Path) -> None:
     fixture(tmp_path)
-    assert CliRunner().invoke(main, ["validate", str(tmp_path)]).exit_code == 0
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)])
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "1 fixture(s) valid",
+        "`conformance validate` also checks each expect block against the oracle",
+    ]
     (tmp_path / "bad.yaml").write_text("attempts: [{fault: explode}]\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["validate", str(tmp_path)])
     assert result.exit_code == 1
@@ -72,7 +77,7 @@ def test_validate_reports_a_split_past_the_body(tmp_path: Path) -> None:
     )
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 1
-    assert "split offset 500" in result.output
+    assert f"{path}:1: attempts[0].stream: split offset 500" in result.output
 
 
 def test_schema_is_json_schema_of_a_scenario() -> None:
@@ -80,3 +85,7 @@ def test_schema_is_json_schema_of_a_scenario() -> None:
     schema = json.loads(result.output)
     assert schema["title"] == "Scenario"
     assert "attempts" in schema["required"]
+    expect = schema["$defs"]["Expect"]
+    assert expect["additionalProperties"] is False
+    assert expect["properties"]["finish"]["enum"] == ["stop", "tool-calls", "max-tokens", "error"]
+    assert schema["$defs"]["ExpectedToolCall"]["additionalProperties"] is False

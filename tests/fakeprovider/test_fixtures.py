@@ -95,14 +95,80 @@ def test_json_fixture(tmp_path: Path) -> None:
 
 
 def test_directory_reports_every_problem_and_duplicate_ids(tmp_path: Path) -> None:
-    write(tmp_path, "a.yaml", "id: same\nattempts: [{fault: reset}]\n")
-    write(tmp_path, "b.yaml", "id: same\nattempts: [{fault: close}]\n")
+    write(tmp_path, "same.yaml", "attempts: [{fault: reset}]\n")
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, "sub/same.yaml", "id: same\nattempts: [{fault: close}]\n")
     write(tmp_path, "c.yaml", "attempts: []\n")
     with pytest.raises(FixtureError) as caught:
         load_fixtures([tmp_path])
     text = str(caught.value)
-    assert "b.yaml: id: 'same' is already used by" in text
+    assert f"{tmp_path / 'sub' / 'same.yaml'}:1: id: 'same' is already used by" in text
     assert "c.yaml:1: attempts: a scenario needs at least one attempt" in text
+
+
+def test_an_id_other_than_the_file_stem_is_refused(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "tool-late-id.yaml", "title: x\nid: tool-late\nattempts: [{fault: reset}]\n"
+    )
+    assert problems_of(path) == [
+        f"{path}:2: id: 'tool-late' is not the file name: a fixture's id is its file stem, "
+        "'tool-late-id'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expect", "problem"),
+    [
+        (
+            "{finish: stop, txt: Hello}",
+            "expect.txt: unknown field (check its spelling)",
+        ),
+        (
+            "{finish: tool_calls}",
+            "expect.finish: Input should be 'stop', 'tool-calls', 'max-tokens' or 'error'",
+        ),
+        ("{finish: error}", "expect.code: finish: error needs a code"),
+        ("{finish: stop, code: SERVER}", "expect.code: a code goes with finish: error, not "),
+        (
+            "{finish: error, code: EMPTY_RESPONS}",
+            "expect.code: unknown code 'EMPTY_RESPONS'; did you mean 'EMPTY_RESPONSE'?",
+        ),
+        ("{finish: error, code: empty}", "expect.code: 'empty' is not a code"),
+        (
+            "{finish: error, code: SERVER, text: partial}",
+            "expect.text: a failed attempt's blocks are not part of the outcome",
+        ),
+        (
+            "{finish: tool-calls, tool_calls: [{id: c, nam: f}]}",
+            "expect.tool_calls[0].nam: unknown field",
+        ),
+        (
+            "{finish: stop, usage: {input_tokens: '9', output_tokens: 1}}",
+            "expect.usage.input_tokens: Input should be a valid integer",
+        ),
+        ("{finish: stop, attempts: 0}", "expect.attempts: Input should be greater than or equal"),
+    ],
+)
+def test_expect_is_typed(tmp_path: Path, expect: str, problem: str) -> None:
+    path = write(tmp_path, "case.yaml", f"attempts: [{{fault: reset}}]\nexpect: {expect}\n")
+    (found,) = problems_of(path)
+    assert found.startswith(f"{path}:2: {problem}")
+
+
+def test_expect_accepts_every_kind_of_code(tmp_path: Path) -> None:
+    for code in (
+        "MALFORMED_TOOL_CALL",
+        "HTTP_418",
+        "CONTENT_FILTER",
+        "INSUFFICIENT_SYSTEM_RESOURCE",
+    ):
+        path = write(
+            tmp_path,
+            "case.yaml",
+            f"attempts: [{{fault: reset}}]\nexpect: {{finish: error, code: {code}}}\n",
+        )
+        expect = load_fixture(path).expect
+        assert expect is not None and expect.code == code
 
 
 def test_header_value_that_http_cannot_carry(tmp_path: Path) -> None:
