@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .verdicts import VERDICTS, CaseStatus, Verdict
+from .verdicts import VERDICTS, CaseStatus, Verdict, worst
 
 SCHEMA: Final = "streamconform.results"
 SCHEMA_VERSION: Final = 1
@@ -84,9 +84,7 @@ class CaseResult(_Result):
     @property
     def worst(self) -> Verdict | None:
         """The most severe verdict of the case (fail > non-strict > pass > info > n/a)."""
-        order = ("fail", "non-strict", "pass", "info", "n/a")
-        present = {v.verdict for v in self.verdicts.values()}
-        return next((verdict for verdict in order if verdict in present), None)
+        return worst(v.verdict for v in self.verdicts.values())
 
 
 class RunResult(_Result):

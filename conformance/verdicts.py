@@ -1,14 +1,27 @@
-"""The verdict vocabulary every stage shares: levels, verdicts, case statuses, families."""
+"""The verdict vocabulary every stage shares: levels, verdicts, case statuses, families.
+
+A leaf (it imports nothing of ours), so the results and the reports read verdicts without
+loading a checker or the server.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
 
 Level = Literal["MUST", "SHOULD", "INFO"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
+# Two orders, one per purpose:
+# - VERDICTS: the columns of count tables (RunResult.counts, `conformance run`'s summary).
+# - BY_SEVERITY: worst first, what a case or a run is summed up by, and the HTML report's
+#   tiles, columns and chart segments. A pass outranks info and n/a: something was judged.
 VERDICTS: tuple[Verdict, ...] = ("pass", "non-strict", "info", "n/a", "fail")
+BY_SEVERITY: tuple[Verdict, ...] = ("fail", "non-strict", "pass", "info", "n/a")
+# The verdicts a reader must look at (`--strict` fails on both); BY_SEVERITY's first two.
+ATTENTION: frozenset[Verdict] = frozenset({"fail", "non-strict"})
+
 # Families in the order INVARIANTS.md presents them.
 FAMILY_TITLES = {
     "G": "Stream grammar",
@@ -20,3 +33,22 @@ FAMILY_TITLES = {
     "R": "Retry",
     "Q": "Provider quirks",
 }
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
+    """The most severe of ``verdicts`` (in BY_SEVERITY's order), or None when there are none."""
+    present = set(verdicts)
+    return next((verdict for verdict in BY_SEVERITY if verdict in present), None)
+
+
+def verdict_for(level: Level, held: bool, *, weaker: bool, strict: bool) -> Verdict:
+    """What a judged rule's finding weighs: a breach of a MUST fails, of a SHOULD is
+    non-strict, INFO is only observed. A weaker outcome (accepted, but not what the spec
+    says) is non-strict whatever the level; ``strict`` makes every non-strict a fail."""
+    if level == "INFO":
+        return "info"
+    if held:
+        return "pass"
+    if weaker or level == "SHOULD":
+        return "fail" if strict else "non-strict"
+    return "fail"

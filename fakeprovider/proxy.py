@@ -28,8 +28,8 @@ from .listening import ListeningServer
 from .playback import request_model
 from .recording import (
     DEFAULT_MIN_PAUSE_MS,
+    ClientEnding,
     Read,
-    RecordedEnding,
     Recording,
     RecordingError,
     recorded_scenario,
@@ -209,7 +209,7 @@ class RecordingProxy(ListeningServer):
 
 async def _relay_body(
     response: httpx.Response, writer: asyncio.StreamWriter, relay: _Relay
-) -> RecordedEnding:
+) -> ClientEnding:
     """Pass the body on read by read; the client sees the upstream's ending too."""
     try:
         async for data in response.aiter_raw():
@@ -227,7 +227,7 @@ async def _relay_body(
     return "complete"
 
 
-def transport_ending(error: httpx.TransportError) -> RecordedEnding:
+def transport_ending(error: httpx.TransportError) -> ClientEnding:
     """How an httpx transport failure ended a body: a timeout, a cut or a reset."""
     if isinstance(error, httpx.TimeoutException):
         return "timeout"

@@ -1,6 +1,6 @@
 """A recorded exchange turned into a fixture (sans-IO): the capture half of the fake provider.
 
-The recording proxy (recorder.py) stores what it received from the upstream: the response
+The recording proxy (proxy.py) stores what it received from the upstream: the response
 head, the body as the reads it arrived in with the wait before each, and how it ended. This
 module makes that a :class:`Scenario` whose replay sends the same body bytes, cut into the
 same writes, with the waits that mattered kept as pauses, and provenance saying where and
@@ -37,9 +37,11 @@ REDACTED = "[REDACTED]"
 DEFAULT_MIN_PAUSE_MS = 5.0
 """Waits shorter than this between reads are scheduling noise, not the upstream's timing."""
 
-RecordedEnding = Literal["complete", "reset", "disconnect", "timeout"]
-"""How the upstream's response ended (or, with no response, how the connection failed:
-``complete`` then means the upstream closed without answering)."""
+ClientEnding = Literal["complete", "reset", "disconnect", "timeout", "no-response"]
+"""How a response body ended for the client reading it: cleanly, cut by the transport, or
+no response at all. The recording proxy, the lint and gateway mode all read as a client.
+A recording without a response says how the connection failed (``complete`` and
+``no-response``: the upstream closed without answering)."""
 
 _SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "api-key", "x-api-key"}
@@ -59,8 +61,9 @@ _HOP_BY_HOP = frozenset(
     }
 )
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-_FAULTS: dict[RecordedEnding, Literal["reset", "close", "stall"]] = {
+_FAULTS: dict[ClientEnding, Literal["reset", "close", "stall"]] = {
     "complete": "close",
+    "no-response": "close",
     "disconnect": "close",
     "reset": "reset",
     "timeout": "stall",
@@ -91,7 +94,7 @@ class Recording:
     status: int | None  # None: the upstream failed before any response byte
     response_headers: tuple[tuple[str, str], ...] = ()
     reads: tuple[Read, ...] = ()
-    ending: RecordedEnding = "complete"
+    ending: ClientEnding = "complete"
     final_gap_ms: float = 0.0  # the wait between the last read and the end
     chunked: bool = True  # the upstream used chunked transfer coding
 
@@ -222,7 +225,7 @@ def _char_boundary(body: bytes, offset: int) -> int:
     return offset
 
 
-def _ending_steps(ending: RecordedEnding) -> list[Step]:
+def _ending_steps(ending: ClientEnding) -> list[Step]:
     match ending:
         case "reset":
             return [ResetStep()]

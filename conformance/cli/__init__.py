@@ -24,7 +24,7 @@ from ..report import compare_baseline, format_baseline, render_matrix, write_rep
 from ..results import CaseResult, RetryWait, RunResult
 from ..run.kill_table import kill_table, render_kill_table
 from ..run.runner import run_suite
-from ..verdicts import VERDICTS
+from ..verdicts import ATTENTION, VERDICTS
 from .gateway import COMMANDS as _GATEWAY_COMMANDS
 from .generate import fuzz, generated_cases, replay
 from .matrix import matrix
@@ -177,10 +177,10 @@ def print_summary(console: Console, result: RunResult) -> None:
         table.add_row(invariant_id, level, *cells)
     console.print(table)
     _print_retries(console, result)
-    failing = [case for case in result.cases if case.worst in ("fail", "non-strict")]
+    failing = [case for case in result.cases if case.worst in ATTENTION]
     for case in failing:
         for invariant_id, verdict in case.verdicts.items():
-            if verdict.verdict in ("fail", "non-strict"):
+            if verdict.verdict in ATTENTION:
                 style = VERDICT_STYLE[verdict.verdict]
                 console.print(
                     f"[{style}]{verdict.verdict}[/] {case.case} {invariant_id}: {verdict.reason}",

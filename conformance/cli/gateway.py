@@ -18,6 +18,7 @@ from ..gateway.runner import GatewayOptions, run_gateway
 from ..lint import RULES, Wire, attempt_wire
 from ..report import write_reports
 from ..results import RunResult
+from ..verdicts import ATTENTION
 from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
 
 
@@ -113,7 +114,7 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
     console.print(table)
     for case in result.cases:
         for rule_id, verdict in case.verdicts.items():
-            if verdict.verdict in ("fail", "non-strict"):
+            if verdict.verdict in ATTENTION:
                 style = VERDICT_STYLE[verdict.verdict]
                 console.print(
                     f"[{style}]{verdict.verdict}[/] {case.case} {rule_id}: {verdict.reason}",

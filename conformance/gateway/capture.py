@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 
 from fakeprovider.proxy import transport_ending
-
-from ..lint import Ending
+from fakeprovider.recording import ClientEnding
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class GatewayCapture:
     status: int | None  # None: no response at all
     headers: tuple[tuple[str, str], ...] = ()
     reads: tuple[GatewayRead, ...] = ()
-    ending: Ending = "complete"
+    ending: ClientEnding = "complete"
     detail: str = ""  # the transport error, when there was one
     duration_s: float = 0.0
     connected: bool = True  # False: the gateway could not be reached at all
@@ -76,7 +75,7 @@ async def capture_response(
     reading = _Reading()
     status: int | None = None
     response_headers: tuple[tuple[str, str], ...] = ()
-    ending: Ending = "complete"
+    ending: ClientEnding = "complete"
     detail = ""
     connected = True
     try:

@@ -12,22 +12,20 @@ from collections import Counter
 from ..invariants import Judgement
 from ..lint import RULES, Finding, LintResult
 from ..results import InvariantVerdict
+from ..verdicts import verdict_for
 
 
 def meaning_verdicts(
     judgements: dict[str, Judgement], *, strict: bool
 ) -> dict[str, InvariantVerdict]:
     """MUST rules: a breach fails; a weaker outcome is non-strict (a failure with --strict)."""
-    verdicts = {}
-    for rule_id, judgement in judgements.items():
-        if judgement.held:
-            verdict = "pass"
-        elif judgement.weaker and not strict:
-            verdict = "non-strict"
-        else:
-            verdict = "fail"
-        verdicts[rule_id] = InvariantVerdict(verdict=verdict, reason=judgement.reason)
-    return verdicts
+    return {
+        rule_id: InvariantVerdict(
+            verdict=verdict_for("MUST", judgement.held, weaker=judgement.weaker, strict=strict),
+            reason=judgement.reason,
+        )
+        for rule_id, judgement in judgements.items()
+    }
 
 
 def hazard_verdicts(
@@ -42,7 +40,7 @@ def hazard_verdicts(
         introduced = _introduced(theirs, ours)
         if introduced:
             verdict = InvariantVerdict(
-                verdict="fail" if strict else "non-strict",
+                verdict=verdict_for("SHOULD", held=False, weaker=False, strict=strict),
                 reason=f"introduced by the gateway: {_listed(introduced)}",
             )
         elif ours:

@@ -2,7 +2,8 @@
 
 A checker reads the :class:`~conformance.invariants.evidence.Evidence` of one case and returns a
 :class:`Judgement`, or ``None`` when the case does not exercise that invariant. The
-level turns a breach into a verdict: MUST → fail, SHOULD → non-strict, INFO → info.
+level turns a breach into a verdict (:func:`conformance.verdicts.verdict_for`): MUST → fail,
+SHOULD → non-strict, INFO → info.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..quirks import recorded_only
-from ..verdicts import FAMILY_TITLES, Level, Verdict
+from ..verdicts import FAMILY_TITLES, Level, Verdict, verdict_for
 from .evidence import Evidence
 
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
@@ -78,15 +79,11 @@ class Invariant:
             return "n/a", f"the adapter does not declare {', '.join(missing)}"
         if evidence.status != "completed":
             return "fail", f"adapter {evidence.status}: {evidence.detail}".rstrip(": ")
-        if self.level == "INFO":
-            return "info", judgement.reason
-        if recorded_only(evidence.scenario) and not self.any_reading:
+        # Where the quirk leaves the outcome open, a breach is only recorded (INFO always is).
+        if self.level != "INFO" and recorded_only(evidence.scenario) and not self.any_reading:
             return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
-        if judgement.held:
-            return "pass", judgement.reason
-        if judgement.weaker or self.level == "SHOULD":
-            return ("fail" if strict else "non-strict"), judgement.reason
-        return "fail", judgement.reason
+        verdict = verdict_for(self.level, judgement.held, weaker=judgement.weaker, strict=strict)
+        return verdict, judgement.reason
 
     def describe(self) -> dict[str, object]:
         return {

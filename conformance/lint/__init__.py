@@ -1,6 +1,6 @@
 """Wire-hazard lint: event-stream bodies checked against the shapes that break clients."""
 
-from .linter import DONE, Ending, Finding, LintResult, lint
+from .linter import DONE, Finding, LintResult, lint
 from .rules import RULES, LintRule
 from .scan import Position
 from .wire import Wire, attempt_wire
@@ -8,7 +8,6 @@ from .wire import Wire, attempt_wire
 __all__ = [
     "DONE",
     "RULES",
-    "Ending",
     "Finding",
     "LintResult",
     "LintRule",

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
+
+from fakeprovider.recording import ClientEnding
 
 from .rules import (
     COMMENT_AS_DATA,
@@ -26,9 +28,6 @@ from .rules import (
     LintRule,
 )
 from .scan import Event, Position, Scan, scan
-
-Ending = Literal["complete", "reset", "disconnect", "timeout", "no-response"]
-"""How the body ended: cleanly, or cut by the transport (or no response at all)."""
 
 DONE = "[DONE]"
 
@@ -57,7 +56,7 @@ def lint(
     body: bytes,
     *,
     status: int | None = 200,
-    ending: Ending = "complete",
+    ending: ClientEnding = "complete",
     include_usage: bool = False,
     upstream_failed: bool = False,
 ) -> LintResult:
@@ -247,7 +246,9 @@ class _StreamLinter:
             return "data that is not JSON"
         return None
 
-    def result(self, ending: Ending, *, include_usage: bool, upstream_failed: bool) -> LintResult:
+    def result(
+        self, ending: ClientEnding, *, include_usage: bool, upstream_failed: bool
+    ) -> LintResult:
         clean_end = ending == "complete"
         in_stream = self._in_stream_failure()
         failed = in_stream is not None or not clean_end or self.done is None

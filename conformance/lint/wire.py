@@ -4,25 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fakeprovider.recording import ClientEnding
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, StreamAttempt
 from fakeprovider.wire import encode_stream, error_body
 
-from .linter import Ending, LintResult, lint
+from .linter import LintResult, lint
 
-_PLAN_ENDINGS: dict[str, Ending] = {
+_PLAN_ENDINGS: dict[str, ClientEnding] = {
     "close": "complete",
     "reset": "reset",
     "stall": "timeout",
     "disconnect": "disconnect",
 }
-_FAULT_ENDINGS: dict[str, Ending] = {"reset": "reset", "close": "disconnect", "stall": "timeout"}
+_FAULT_ENDINGS: dict[str, ClientEnding] = {
+    "reset": "reset",
+    "close": "disconnect",
+    "stall": "timeout",
+}
 
 
 @dataclass(frozen=True)
 class Wire:
     body: bytes
     status: int | None  # None: the connection failed before any response byte
-    ending: Ending
+    ending: ClientEnding
 
     def lint(self, *, include_usage: bool, upstream_failed: bool = False) -> LintResult:
         return lint(

@@ -11,10 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results import InvariantVerdict, RunResult
-from ..verdicts import Verdict
-
-_RANK: dict[str, int] = {"fail": 0, "non-strict": 1, "pass": 2, "info": 2, "n/a": 2}
-_ATTENTION = ("fail", "non-strict")
+from ..verdicts import ATTENTION, BY_SEVERITY, Verdict
 
 Key = tuple[str, str]  # (case id, invariant id)
 
@@ -49,7 +46,7 @@ class BaselineDiff:
 
     @property
     def still_failing(self) -> tuple[VerdictChange, ...]:
-        return tuple(change for change in self.unchanged if change.after in _ATTENTION)
+        return tuple(change for change in self.unchanged if change.after in ATTENTION)
 
 
 def compare_baseline(current: RunResult, baseline: RunResult) -> BaselineDiff:
@@ -59,10 +56,10 @@ def compare_baseline(current: RunResult, baseline: RunResult) -> BaselineDiff:
     for key, now in after.items():
         then = before.get(key)
         change = VerdictChange(*key, then.verdict if then else None, now.verdict, now.reason)
-        rank_then = _RANK[then.verdict] if then else _RANK["pass"]
-        if _RANK[now.verdict] < rank_then:
+        rank_then = _rank(then.verdict if then else "pass")
+        if _rank(now.verdict) < rank_then:
             worse.append(change)
-        elif _RANK[now.verdict] > rank_then:
+        elif _rank(now.verdict) > rank_then:
             better.append(change)
         else:
             same.append(change)
@@ -72,6 +69,11 @@ def compare_baseline(current: RunResult, baseline: RunResult) -> BaselineDiff:
         if key not in after
     ]
     return BaselineDiff(tuple(worse), tuple(better), tuple(same), tuple(missing))
+
+
+def _rank(verdict: Verdict) -> int:
+    """fail < non-strict < the rest, which tie: pass -> info or n/a is no change."""
+    return BY_SEVERITY.index(verdict) if verdict in ATTENTION else len(ATTENTION)
 
 
 def _verdicts(result: RunResult) -> dict[Key, InvariantVerdict]:

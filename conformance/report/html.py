@@ -25,7 +25,7 @@ import jinja2
 import markupsafe
 
 from ..results import CaseResult, RunResult
-from ..verdicts import FAMILY_TITLES, VERDICTS, Verdict
+from ..verdicts import ATTENTION, BY_SEVERITY, FAMILY_TITLES, VERDICTS, Verdict, worst
 from .gateway import GatewayView, gateway_view
 from .transcript import (
     AttemptTranscript,
@@ -38,8 +38,6 @@ from .transcript import (
     transcript,
 )
 
-# Most severe first: the order of tiles, table columns and chart segments.
-VERDICT_ORDER: tuple[Verdict, ...] = ("fail", "non-strict", "pass", "info", "n/a")
 VERDICT_CLASS: dict[str, str] = {
     "fail": "fail",
     "non-strict": "nonstrict",
@@ -47,7 +45,6 @@ VERDICT_CLASS: dict[str, str] = {
     "info": "info",
     "n/a": "na",
 }
-ATTENTION: tuple[Verdict, ...] = ("fail", "non-strict")
 _INVISIBLE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
 _HTTP_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+", re.IGNORECASE)
 _RELATIVE_URL = re.compile(r"(?![A-Za-z][A-Za-z0-9+.\-]*:)(?!//)[A-Za-z0-9\-._~/?#@!$&()*+,;=%]+")
@@ -131,7 +128,8 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["ms"] = _milliseconds
     env.globals["verdict_class"] = VERDICT_CLASS
-    env.globals["verdict_order"] = VERDICT_ORDER
+    env.globals["verdict_order"] = BY_SEVERITY  # tiles, table columns, chart segments
+    env.globals["attention_verdicts"] = ATTENTION
     return env
 
 
@@ -220,11 +218,11 @@ def _match(pairs: Iterable[tuple[str, str]]) -> str:
 
 def _status(counts: Mapping[Verdict, int]) -> Verdict:
     """The run's headline verdict: fail, else non-strict, else pass."""
-    return next((verdict for verdict in ATTENTION if counts[verdict]), "pass")
+    return worst(verdict for verdict in ATTENTION if counts[verdict]) or "pass"
 
 
 def _count_summary(counts: Mapping[Verdict, int]) -> str:
-    return " · ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
+    return " · ".join(f"{counts[v]} {v}" for v in BY_SEVERITY if counts.get(v))
 
 
 def _bars(
@@ -234,7 +232,7 @@ def _bars(
     for row, (family, counts) in enumerate(counts_by_family.items()):
         total = sum(counts.values())
         x, segments = 0.0, []
-        for verdict in VERDICT_ORDER:
+        for verdict in BY_SEVERITY:
             if counts.get(verdict):
                 width = _CHART_WIDTH * counts[verdict] / total
                 segments.append(Segment(verdict, counts[verdict], round(x, 2), round(width, 2)))
@@ -353,7 +351,7 @@ def render_html(result: RunResult) -> str:
     """The run's report: one self-contained, offline HTML page."""
     index = _Index.of(result)
     attention = [case for case in result.cases if _needs_attention(case)]
-    attention.sort(key=lambda case: VERDICT_ORDER.index(case.worst or "n/a"))
+    attention.sort(key=lambda case: BY_SEVERITY.index(case.worst or "n/a"))
     families = sorted({e["family"] for e in index.catalogue.values()}, key=_family_sort_key)
     # Families outside the invariant catalogue (gateway mode's M and W) title themselves.
     titles = {e["family"]: str(e.get("family_title") or "") for e in index.catalogue.values()}
@@ -465,7 +463,7 @@ def _invariant_rows(index: _Index) -> list[InvariantRow]:
 
 def _case_view(index: _Index, case: CaseResult) -> CaseView:
     """The case's summary and verdicts (every one; the template decides which to show)."""
-    ordered = sorted(case.verdicts.items(), key=lambda item: VERDICT_ORDER.index(item[1].verdict))
+    ordered = sorted(case.verdicts.items(), key=lambda item: BY_SEVERITY.index(item[1].verdict))
     verdicts = tuple(
         VerdictLine(
             invariant=invariant_id,
@@ -476,7 +474,7 @@ def _case_view(index: _Index, case: CaseResult) -> CaseView:
         )
         for invariant_id, verdict in ordered
     )
-    tally = dict.fromkeys(VERDICT_ORDER, 0)
+    tally = dict.fromkeys(BY_SEVERITY, 0)
     for verdict in case.verdicts.values():
         tally[verdict.verdict] += 1
     return CaseView(
@@ -657,8 +655,8 @@ def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
 
 
 def _matrix_cell(counts: dict[Verdict, int] | None, href: str | None, anchor: str) -> MatrixCell:
-    if not counts or not sum(counts.values()):
+    status = worst(verdict for verdict, count in (counts or {}).items() if count)
+    if counts is None or status is None:
         return MatrixCell("none", "", None)
-    worst = next(v for v in VERDICT_ORDER if counts.get(v))
     target = f"{href.split('#')[0]}#{anchor}" if href else None
-    return MatrixCell(worst, _count_summary(counts), target)
+    return MatrixCell(status, _count_summary(counts), target)

@@ -24,7 +24,7 @@ from ..adapters.reference import ReferenceAdapter
 from ..invariants import CATALOGUE
 from ..options import RunOptions
 from ..results import CaseResult, RunResult
-from ..verdicts import Verdict
+from ..verdicts import ATTENTION, Verdict
 from .runner import run_suite
 
 DEFAULT_CONCURRENCY = 8  # mutants run at once; cases mostly wait, so this costs little CPU
@@ -41,11 +41,16 @@ class Breach:
     completed: bool  # False: the runner cut the case off; the verdict is not the checker's
 
     @property
-    def kills(self) -> bool:
-        """Counts as catching the bug: a MUST fails, a SHOULD fails or is non-strict."""
+    def caught(self) -> bool:
+        """Breaks the invariant: a MUST fails, a SHOULD fails or is non-strict (a MUST's
+        non-strict is a weaker outcome the spec accepts)."""
         level = CATALOGUE[self.invariant].level if self.invariant in CATALOGUE else "MUST"
-        caught = self.verdict == "fail" or (self.verdict == "non-strict" and level == "SHOULD")
-        return self.completed and caught
+        return self.verdict == "fail" or (self.verdict == "non-strict" and level == "SHOULD")
+
+    @property
+    def kills(self) -> bool:
+        """Counts as catching the bug: caught, in a case the checker judged."""
+        return self.completed and self.caught
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,7 @@ def _breaches(case: CaseResult) -> list[Breach]:
     return [
         Breach(invariant, case.case, verdict.verdict, verdict.reason, completed)
         for invariant, verdict in case.verdicts.items()
-        if verdict.verdict in ("fail", "non-strict")
+        if verdict.verdict in ATTENTION
     ]
 
 

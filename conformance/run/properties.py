@@ -82,13 +82,9 @@ def breaches(result: CaseResult, invariants: Iterable[str]) -> tuple[Breach, ...
     found = (
         Breach(name, result.case, verdict.verdict, verdict.reason, result.status == "completed")
         for name, verdict in result.verdicts.items()
-        if name in wanted and verdict.verdict in ("fail", "non-strict")
+        if name in wanted
     )
-    return tuple(
-        breach
-        for breach in found
-        if breach.verdict == "fail" or CATALOGUE[breach.invariant].level == "SHOULD"
-    )
+    return tuple(breach for breach in found if breach.caught)
 
 
 class PropertyFailure(AssertionError):

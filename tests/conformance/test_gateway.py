@@ -25,10 +25,11 @@ from conformance.gateway.outcome import gateway_events
 from conformance.gateway.runner import GatewayOptions, run_gateway
 from conformance.gateway.verdicts import hazard_verdicts
 from conformance.invariants.evidence import ObservedAttempt
-from conformance.lint import Ending, lint
+from conformance.lint import lint
 from conformance.oracle import ExpectedAttempt
 from conformance.results import RunResult
 from fakeprovider.fixtures import load_fixture
+from fakeprovider.recording import ClientEnding
 
 pytestmark = pytest.mark.timeout(120)
 REPO = Path(__file__).resolve().parents[2]
@@ -175,7 +176,9 @@ def test_an_unreachable_gateway_is_a_crashed_case() -> None:
 # --- the sans-IO parts ----------------------------------------------------------------------
 
 
-def _capture(body: bytes, status: int | None = 200, ending: Ending = "complete") -> GatewayCapture:
+def _capture(
+    body: bytes, status: int | None = 200, ending: ClientEnding = "complete"
+) -> GatewayCapture:
     return GatewayCapture(status, reads=(GatewayRead(0.0, body),), ending=ending)
 
 
