@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .verdicts import VERDICTS, CaseStatus, Verdict, worst
+from .verdicts import VERDICTS, CaseStatus, CatalogueEntry, Verdict, worst
 
 SCHEMA: Final = "streamconform.results"
 SCHEMA_VERSION: Final = 1
@@ -95,7 +95,7 @@ class RunResult(_Result):
     options: dict[str, Any]
     started_at: str
     finished_at: str
-    catalogue: list[dict[str, Any]]
+    catalogue: list[CatalogueEntry]
     cases: list[CaseResult]
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -1,4 +1,5 @@
-"""The verdict vocabulary every stage shares: levels, verdicts, case statuses, families.
+"""The verdict vocabulary every stage shares: levels, verdicts, case statuses, families,
+and the shape of a rule in any of the three catalogues (invariants, gateway meaning, lint).
 
 A leaf (it imports nothing of ours), so the results and the reports read verdicts without
 loading a checker or the server.
@@ -7,11 +8,15 @@ loading a checker or the server.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic validates no other before Python 3.12
 
 CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
 
 Level = Literal["MUST", "SHOULD", "INFO"]
+Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 # Two orders, one per purpose:
 # - VERDICTS: the columns of count tables (RunResult.counts, `conformance run`'s summary).
@@ -52,3 +57,47 @@ def verdict_for(level: Level, held: bool, *, weaker: bool, strict: bool) -> Verd
     if weaker or level == "SHOULD":
         return "fail" if strict else "non-strict"
     return "fail"
+
+
+class CatalogueEntry(TypedDict):
+    """One rule as a results file lists it (:meth:`RuleInfo.describe`).
+
+    Keys in the order files have them: validating an entry rewrites it in this order.
+    ``level`` and ``needs`` stay text: readers only show them, so a file naming a level or
+    capability this version does not know still loads.
+    """
+
+    id: str
+    family: str
+    family_title: str
+    level: str
+    statement: str
+    source: str
+    needs: list[str]
+    quirk_family: NotRequired[str]  # wire-hazard rules: the anchors §3 quirk family
+    quirks: NotRequired[list[str]]  # ... and the quirks the rule covers
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What every catalogue says of a rule; each rule type adds how it is judged."""
+
+    id: str
+    family: str
+    family_title: str
+    level: Level
+    statement: str
+    source: str
+    needs: tuple[Capability, ...] = ()
+
+    def describe(self) -> CatalogueEntry:
+        """The rule's catalogue entry, as results files keep it and reports read it."""
+        return {
+            "id": self.id,
+            "family": self.family,
+            "family_title": self.family_title,
+            "level": self.level,
+            "statement": self.statement,
+            "source": self.source,
+            "needs": list(self.needs),
+        }

@@ -100,14 +100,14 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
     """Per rule, how many cases held, and every case the gateway broke or changed."""
     console.print(f"[bold]{result.adapter.get('name')}[/] — {len(result.cases)} cases")
     table = Table("rule", "level", "statement", "fail", "non-strict", "info", "pass")
-    entries = {str(entry["id"]): entry for entry in result.catalogue}
+    entries = {entry["id"]: entry for entry in result.catalogue}
     for rule_id, counts in result.per_invariant().items():
-        entry = entries.get(rule_id, {})
+        entry = entries.get(rule_id)
         cells = [str(counts[v]) if counts[v] else "·" for v in ("fail", "non-strict", "info")]
         table.add_row(
             rule_id,
-            str(entry.get("level", "")),
-            str(entry.get("statement", "")),
+            entry["level"] if entry else "",
+            entry["statement"] if entry else "",
             *cells,
             str(counts["pass"]),
         )
@@ -149,7 +149,7 @@ def lint(files: tuple[Path, ...], include_usage: bool) -> None:
                 findings += 1
                 click.echo(
                     f"{label}:{finding.position.line}: byte {finding.position.offset}: "
-                    f"{finding.rule} {finding.message} (quirk family {rule.family}: "
+                    f"{finding.rule} {finding.message} (quirk family {rule.quirk_family}: "
                     f"{', '.join(rule.quirks)})"
                 )
     click.echo(f"{findings} finding(s) in {len(files)} file(s)", err=True)

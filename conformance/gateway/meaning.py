@@ -17,6 +17,7 @@ from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
 from ..invariants import Judgement, breached, held, weaker
 from ..invariants.evidence import ObservedAttempt
 from ..oracle import ExpectedAttempt
+from ..verdicts import RuleInfo
 
 
 @dataclass(frozen=True)
@@ -32,23 +33,21 @@ class _Sides:
 MeaningCheck = Callable[[_Sides], Judgement | None]
 
 
-@dataclass(frozen=True)
-class MeaningRule:
-    id: str
-    statement: str
+@dataclass(frozen=True, kw_only=True)
+class MeaningRule(RuleInfo):
     check: MeaningCheck
 
-    def describe(self) -> dict[str, object]:
-        """A catalogue entry, in the shape the reports read."""
-        return {
-            "id": self.id,
-            "family": "M",
-            "family_title": "Meaning through the gateway",
-            "level": "MUST",
-            "statement": self.statement,
-            "source": "the oracle's outcome for the upstream attempt the gateway was served",
-            "needs": [],
-        }
+
+def _rule(id: str, statement: str, check: MeaningCheck) -> MeaningRule:
+    return MeaningRule(
+        id=id,
+        family="M",
+        family_title="Meaning through the gateway",
+        level="MUST",
+        statement=statement,
+        source="the oracle's outcome for the upstream attempt the gateway was served",
+        check=check,
+    )
 
 
 def _calls(blocks: Sequence[Block]) -> list[ToolCallBlock]:
@@ -166,12 +165,12 @@ def _error_class(sides: _Sides) -> Judgement | None:
 MEANING_RULES: dict[str, MeaningRule] = {
     rule.id: rule
     for rule in (
-        MeaningRule("M1", "Tool calls keep the upstream's ids and names, in order.", _identity),
-        MeaningRule("M2", "Tool-call arguments are the upstream's, byte for byte.", _arguments),
-        MeaningRule("M3", "Text and reasoning are the upstream's, byte for byte.", _text),
-        MeaningRule("M4", "Usage is the upstream's: not dropped, changed or made up.", _usage),
-        MeaningRule("M5", "A successful upstream finish reaches the client unchanged.", _finish),
-        MeaningRule(
+        _rule("M1", "Tool calls keep the upstream's ids and names, in order.", _identity),
+        _rule("M2", "Tool-call arguments are the upstream's, byte for byte.", _arguments),
+        _rule("M3", "Text and reasoning are the upstream's, byte for byte.", _text),
+        _rule("M4", "Usage is the upstream's: not dropped, changed or made up.", _usage),
+        _rule("M5", "A successful upstream finish reaches the client unchanged.", _finish),
+        _rule(
             "M6",
             "An upstream failure reaches the client as a failure of the same code (or at "
             "least the same retryability), never as a success.",

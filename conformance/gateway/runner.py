@@ -29,6 +29,7 @@ from ..options import default_request
 from ..oracle import expected_attempt
 from ..results import CaseResult, RunResult, suite_version
 from ..run.provider import fake_provider
+from ..verdicts import CatalogueEntry
 from .capture import GatewayCapture, capture_response
 from .meaning import MEANING_RULES, judge_meaning
 from .outcome import gateway_events
@@ -67,7 +68,7 @@ class GatewayOptions:
         return self.gateway_url.rstrip("/") + "/chat/completions"
 
 
-def catalogue() -> list[dict[str, Any]]:
+def catalogue() -> list[CatalogueEntry]:
     entries = [rule.describe() for rule in MEANING_RULES.values()]
     return entries + [rule.describe() for rule in RULES.values()]
 

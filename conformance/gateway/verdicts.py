@@ -13,6 +13,7 @@ from ..invariants import Judgement
 from ..lint import RULES, Finding, LintResult
 from ..results import InvariantVerdict
 from ..verdicts import verdict_for
+from .meaning import MEANING_RULES
 
 
 def meaning_verdicts(
@@ -21,7 +22,9 @@ def meaning_verdicts(
     """MUST rules: a breach fails; a weaker outcome is non-strict (a failure with --strict)."""
     return {
         rule_id: InvariantVerdict(
-            verdict=verdict_for("MUST", judgement.held, weaker=judgement.weaker, strict=strict),
+            verdict=verdict_for(
+                MEANING_RULES[rule_id].level, judgement.held, weaker=judgement.weaker, strict=strict
+            ),
             reason=judgement.reason,
         )
         for rule_id, judgement in judgements.items()
@@ -40,7 +43,7 @@ def hazard_verdicts(
         introduced = _introduced(theirs, ours)
         if introduced:
             verdict = InvariantVerdict(
-                verdict=verdict_for("SHOULD", held=False, weaker=False, strict=strict),
+                verdict=verdict_for(RULES[rule_id].level, held=False, weaker=False, strict=strict),
                 reason=f"introduced by the gateway: {_listed(introduced)}",
             )
         elif ours:

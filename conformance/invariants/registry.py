@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from ..quirks import recorded_only
-from ..verdicts import FAMILY_TITLES, Level, Verdict, verdict_for
+from ..verdicts import FAMILY_TITLES, Capability, Level, RuleInfo, Verdict, verdict_for
 from .evidence import Evidence
-
-Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
 
 
 @dataclass(frozen=True)
@@ -52,22 +49,13 @@ def weaker(reason: str) -> Judgement:
 Check = Callable[[Evidence], Judgement | None]
 
 
-@dataclass(frozen=True)
-class Invariant:
-    id: str
-    level: Level
-    statement: str
-    source: str
-    needs: tuple[Capability, ...]
+@dataclass(frozen=True, kw_only=True)
+class Invariant(RuleInfo):
     check: Check
     # Judged even where an ambiguous quirk leaves the outcome open (quirks.INFO_TAG): the
     # event grammar, the durable boundary and one request per attempt do not depend on how
     # the wire is read.
     any_reading: bool = False
-
-    @property
-    def family(self) -> str:
-        return self.id.rstrip("0123456789")
 
     def judge(self, evidence: Evidence, *, strict: bool = False) -> tuple[Verdict, str] | None:
         """The verdict for one case, or None when the case does not exercise it."""
@@ -84,17 +72,6 @@ class Invariant:
             return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
         verdict = verdict_for(self.level, judgement.held, weaker=judgement.weaker, strict=strict)
         return verdict, judgement.reason
-
-    def describe(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "family": self.family,
-            "family_title": FAMILY_TITLES.get(self.family, ""),
-            "level": self.level,
-            "statement": self.statement,
-            "source": self.source,
-            "needs": list(self.needs),
-        }
 
 
 CATALOGUE: dict[str, Invariant] = {}
@@ -114,7 +91,18 @@ def invariant(
     def register(check: Check) -> Check:
         if id in CATALOGUE:
             raise ValueError(f"invariant {id} is registered twice")
-        CATALOGUE[id] = Invariant(id, level, statement, source, needs, check, any_reading)
+        family = id.rstrip("0123456789")
+        CATALOGUE[id] = Invariant(
+            id=id,
+            family=family,
+            family_title=FAMILY_TITLES.get(family, ""),
+            level=level,
+            statement=statement,
+            source=source,
+            needs=needs,
+            check=check,
+            any_reading=any_reading,
+        )
         return check
 
     return register

@@ -25,7 +25,15 @@ import jinja2
 import markupsafe
 
 from ..results import CaseResult, RunResult
-from ..verdicts import ATTENTION, BY_SEVERITY, FAMILY_TITLES, VERDICTS, Verdict, worst
+from ..verdicts import (
+    ATTENTION,
+    BY_SEVERITY,
+    FAMILY_TITLES,
+    VERDICTS,
+    CatalogueEntry,
+    Verdict,
+    worst,
+)
 from .gateway import GatewayView, gateway_view
 from .transcript import (
     AttemptTranscript,
@@ -186,18 +194,29 @@ def _family_title(family: str) -> str:
     return FAMILY_TITLES.get(family, "")
 
 
-def _catalogue(result: RunResult) -> dict[str, dict[str, Any]]:
+def _catalogue(result: RunResult) -> dict[str, CatalogueEntry]:
     """Catalogue entries by id, plus bare entries for ids only the cases mention, in
     reading order (family as in INVARIANTS.md, then number)."""
-    entries = {str(entry.get("id")): entry for entry in result.catalogue}
+    entries = {entry["id"]: entry for entry in result.catalogue}
     for case in result.cases:
         for invariant_id in case.verdicts:
-            entries.setdefault(invariant_id, {"id": invariant_id})
-    for invariant_id, entry in entries.items():
-        entries[invariant_id] = entry | {
-            "family": str(entry.get("family") or _family(invariant_id))
-        }
-    return {key: entries[key] for key in sorted(entries, key=_invariant_sort_key)}
+            entries.setdefault(invariant_id, _bare_entry(invariant_id))
+    return {
+        key: {**entries[key], "family": entries[key]["family"] or _family(key)}
+        for key in sorted(entries, key=_invariant_sort_key)
+    }
+
+
+def _bare_entry(invariant_id: str) -> CatalogueEntry:
+    return {
+        "id": invariant_id,
+        "family": _family(invariant_id),
+        "family_title": "",
+        "level": "",
+        "statement": "",
+        "source": "",
+        "needs": [],
+    }
 
 
 def _family_sort_key(family: str) -> tuple[int, str]:
@@ -332,7 +351,7 @@ class _Index:
     """What every part of the report looks up: the catalogue and the element ids."""
 
     result: RunResult
-    catalogue: dict[str, dict[str, Any]]
+    catalogue: dict[str, CatalogueEntry]
     cases: dict[str, str]  # case id -> element id
     invariants: dict[str, str]  # invariant id -> element id
 
@@ -354,7 +373,7 @@ def render_html(result: RunResult) -> str:
     attention.sort(key=lambda case: BY_SEVERITY.index(case.worst or "n/a"))
     families = sorted({e["family"] for e in index.catalogue.values()}, key=_family_sort_key)
     # Families outside the invariant catalogue (gateway mode's M and W) title themselves.
-    titles = {e["family"]: str(e.get("family_title") or "") for e in index.catalogue.values()}
+    titles = {e["family"]: e["family_title"] for e in index.catalogue.values()}
     titles |= {family: _family_title(family) for family in families if _family_title(family)}
     return _render(
         "report.html.jinja",
@@ -449,10 +468,10 @@ def _invariant_rows(index: _Index) -> list[InvariantRow]:
                 id=invariant_id,
                 anchor=index.invariants[invariant_id],
                 family=family,
-                level=str(entry.get("level", "")),
-                statement=str(entry.get("statement", "")),
-                source=str(entry.get("source", "")),
-                needs=", ".join(str(need) for need in entry.get("needs") or []),
+                level=entry["level"],
+                statement=entry["statement"],
+                source=entry["source"],
+                needs=", ".join(entry["needs"]),
                 counts=counts,
                 attention=flagged,
                 match=_match((family, v) for v, n in counts.items() if n),
@@ -470,7 +489,7 @@ def _case_view(index: _Index, case: CaseResult) -> CaseView:
             anchor=index.invariants[invariant_id],
             verdict=verdict.verdict,
             reason=verdict.reason,
-            statement=str(index.catalogue[invariant_id].get("statement", "")),
+            statement=index.catalogue[invariant_id]["statement"],
         )
         for invariant_id, verdict in ordered
     )
@@ -613,7 +632,7 @@ def render_matrix(
     """Adapters by invariants; each cell links to that invariant in the adapter's report.
 
     ``info_tables`` are shown after the matrix as INFO sections, every cell escaped."""
-    catalogue: dict[str, dict[str, Any]] = {}
+    catalogue: dict[str, CatalogueEntry] = {}
     for result, _ in results:
         for invariant_id, entry in _catalogue(result).items():
             catalogue.setdefault(invariant_id, entry)
@@ -624,8 +643,8 @@ def render_matrix(
         MatrixRow(
             id=invariant_id,
             family=catalogue[invariant_id]["family"],
-            level=str(catalogue[invariant_id].get("level", "")),
-            statement=str(catalogue[invariant_id].get("statement", "")),
+            level=catalogue[invariant_id]["level"],
+            statement=catalogue[invariant_id]["statement"],
             cells=tuple(
                 _matrix_cell(table.get(invariant_id), href, anchors[invariant_id])
                 for table, href in tables

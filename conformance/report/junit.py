@@ -38,12 +38,12 @@ def render_junit(result: RunResult) -> str:
     root = ET.Element("testsuites", _clean(attributes))
     suite = ET.SubElement(root, "testsuite", _clean(attributes | {"timestamp": result.started_at}))
     _properties(suite, _suite_properties(result))
-    catalogue = {str(entry.get("id")): entry for entry in result.catalogue}
+    catalogue = {entry["id"]: entry for entry in result.catalogue}
     for case in result.cases:
         for invariant_id, verdict in case.verdicts.items():
-            entry = catalogue.get(invariant_id, {})
-            family = str(entry.get("family") or invariant_id.rstrip("0123456789"))
-            test = _Test(case, f"{family}.{invariant_id}", str(entry.get("statement", "")))
+            entry = catalogue.get(invariant_id)
+            family = (entry["family"] if entry else "") or invariant_id.rstrip("0123456789")
+            test = _Test(case, f"{family}.{invariant_id}", entry["statement"] if entry else "")
             _testcase(suite, test, verdict)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")

@@ -183,7 +183,7 @@ def test_every_rule_names_its_quirk_family() -> None:
     for rule in RULES.values():
         entry = rule.describe()
         assert entry["family"] == "W" and entry["level"] == "SHOULD"
-        assert rule.family in "ABCDEFGHIJKL" and rule.quirks
+        assert rule.quirk_family in "ABCDEFGHIJKL" and rule.quirks
 
 
 # --- conformance lint ------------------------------------------------------------------------

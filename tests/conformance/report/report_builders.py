@@ -188,6 +188,7 @@ def hostile_result() -> RunResult:
         {
             "id": f"X{SCRIPT}",
             "family": f"X {IMG}",
+            "family_title": HOSTILE,
             "level": IMG,
             "statement": HOSTILE,
             "source": JS_URL,
