@@ -3,6 +3,7 @@
 Codes are plain strings on the wire; these constants exist so that no module spells one by hand.
 """
 
+import re
 from typing import Final
 
 EMPTY_RESPONSE: Final = "EMPTY_RESPONSE"
@@ -58,3 +59,12 @@ def http_status_code(status: int) -> str:
 def finish_reason_code(reason: str) -> str:
     """The code for a wire `finish_reason` outside stop/tool_calls/length."""
     return reason.upper()
+
+
+_OPEN_ENDED = re.compile(r"HTTP_[1-5][0-9]{2}|[A-Z][A-Z0-9_]*")
+
+
+def is_canonical(code: str | None) -> bool:
+    """A code of the vocabulary: a fixed member, ``HTTP_<status>`` or an upper-cased wire
+    finish reason. An exception's own name (``TypeError``) is none of them."""
+    return code is not None and (code in CANONICAL_CODES or bool(_OPEN_ENDED.fullmatch(code)))

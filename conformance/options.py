@@ -12,6 +12,7 @@ from fakeprovider.scenario import Scenario
 
 from .codes import DEFAULT_RETRYABLE_CODES
 from .events import RetryPolicy
+from .verdicts import Contract
 
 Transport = Literal["loopback", "in-process"]
 """How a case reaches the fake provider: a loopback server, or in process through the
@@ -85,6 +86,7 @@ class RunOptions:
     idle_timeout_s: float = 1.0
     timeout_s: float = 15.0
     strict: bool = False
+    contract: Contract = "harness"
     transport: Transport = "loopback"
     api_key: str = "sk-test"
     extra: dict[str, Any] = field(default_factory=dict)  # adapter-specific settings

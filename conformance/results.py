@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .verdicts import VERDICTS, CaseStatus, CatalogueEntry, Verdict, worst
+from .verdicts import VERDICTS, CaseStatus, CatalogueEntry, Contract, Verdict, worst
 
 SCHEMA: Final = "streamconform.results"
 SCHEMA_VERSION: Final = 1
@@ -95,6 +95,7 @@ class RunResult(_Result):
     options: dict[str, Any]
     started_at: str
     finished_at: str
+    contract: Contract = "harness"  # the contract the verdicts were judged under
     catalogue: list[CatalogueEntry]
     cases: list[CaseResult]
 

@@ -16,6 +16,10 @@ from typing_extensions import TypedDict  # pydantic validates no other before Py
 CaseStatus = Literal["completed", "timeout", "crash", "protocol-error"]
 
 Level = Literal["MUST", "SHOULD", "INFO"]
+# What a run is judged under (INVARIANTS.md "Contracts"): the harness's own rules, or only
+# what makes the adapter lose, corrupt or invent what the provider sent.
+Contract = Literal["harness", "interop"]
+CONTRACTS: tuple[Contract, ...] = ("harness", "interop")
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 # Two orders, one per purpose:
@@ -46,11 +50,14 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
     return next((verdict for verdict in BY_SEVERITY if verdict in present), None)
 
 
-def verdict_for(level: Level, held: bool, *, weaker: bool, strict: bool) -> Verdict:
+def verdict_for(
+    level: Level, held: bool, *, weaker: bool, strict: bool, recorded: bool = False
+) -> Verdict:
     """What a judged rule's finding weighs: a breach of a MUST fails, of a SHOULD is
     non-strict, INFO is only observed. A weaker outcome (accepted, but not what the spec
-    says) is non-strict whatever the level; ``strict`` makes every non-strict a fail."""
-    if level == "INFO":
+    says) is non-strict whatever the level; ``strict`` makes every non-strict a fail. A
+    ``recorded`` finding is an aspect the contract only observes: info at any level."""
+    if level == "INFO" or recorded:
         return "info"
     if held:
         return "pass"
@@ -74,6 +81,7 @@ class CatalogueEntry(TypedDict):
     statement: str
     source: str
     needs: list[str]
+    levels: NotRequired[dict[str, str]]  # invariants: the level under each contract
     quirk_family: NotRequired[str]  # wire-hazard rules: the anchors §3 quirk family
     quirks: NotRequired[list[str]]  # ... and the quirks the rule covers
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from ..oracle import ExpectedAttempt
@@ -12,15 +13,19 @@ Applies = Callable[[ExpectedAttempt], bool]
 Compare = Callable[[ObservedAttempt, ExpectedAttempt, Evidence], str | Judgement | None]
 
 
-def judge_attempts(evidence: Evidence, applies: Applies, compare: Compare) -> Judgement | None:
+def judge_attempts(
+    evidence: Evidence, applies: Applies, compare: Compare, *, every_reading: bool = False
+) -> Judgement | None:
     """Compare every attempt the invariant applies to; None when none applies.
 
-    ``compare`` returns a problem (str), a judgement, or None when the attempt is fine.
+    ``compare`` returns a problem (str), a judgement, or None when the attempt is fine. An
+    attempt the adapter read another way the spec allows is left out, unless the invariant
+    judges that very reading (``every_reading``).
     """
     relevant = [
         (seen, wanted)
         for seen, wanted in evidence.pairs()
-        if applies(wanted) and not other_reading(seen, wanted)
+        if applies(wanted) and (every_reading or not other_reading(seen, wanted))
     ]
     if not relevant:
         return None
@@ -30,9 +35,10 @@ def judge_attempts(evidence: Evidence, applies: Applies, compare: Compare) -> Ju
         if isinstance(result, str):
             return breached(f"attempt {seen.number}: {result}")
         if isinstance(result, Judgement) and not result.held:
+            located = dataclasses.replace(result, reason=f"attempt {seen.number}: {result.reason}")
             if not result.weaker:
-                return Judgement(False, f"attempt {seen.number}: {result.reason}")
-            softer = softer or Judgement(False, f"attempt {seen.number}: {result.reason}", True)
+                return located
+            softer = softer or located
     return softer or held()
 
 

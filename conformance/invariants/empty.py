@@ -16,6 +16,7 @@ NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
     "A stop (or absent) finish with zero content blocks at [DONE] reports its usage, then "
     "finish error EMPTY_RESPONSE; chunks without choices count as zero blocks.",
     source=NOTE,
+    interop="INFO",  # the harness's refusal; an empty stop loses nothing the wire sent
 )
 def check_empty_response_refused(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("empty-stop"), _refused_with_usage)

@@ -28,7 +28,7 @@ from ..events import (
     Usage,
 )
 from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
-from ..verdicts import CaseStatus
+from ..verdicts import CaseStatus, Contract
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ class Evidence:
     requests: tuple[RequestRecord, ...] = ()
     status: CaseStatus = "completed"
     detail: str = ""  # why the case is not `completed`
+    contract: Contract = "harness"  # checkers with an aspect the interop contract only records
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -202,12 +203,18 @@ def outcome_difference(
 
 
 def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
-    """The attempt was read the other way the spec allows: a ``data:`` payload that is a
-    re-wrapped comment (``data: : …``) refused as MALFORMED_RESPONSE rather than skipped."""
+    """The attempt was read another way the spec allows: a ``data:`` payload that is a
+    re-wrapped comment (``data: : …``) refused as MALFORMED_RESPONSE rather than skipped, or
+    an in-band error object surfaced as a failure under a code of the adapter's choosing
+    (S7 asks for a failure, not for a code)."""
+    if not observed.failed:
+        return False
+    if "comment-as-data" in expected.features:
+        return observed.code in (MALFORMED_RESPONSE, None)
     return (
-        "comment-as-data" in expected.features
-        and observed.failed
-        and observed.code in (MALFORMED_RESPONSE, None)
+        "error-object" in expected.features
+        and not expected.success
+        and observed.code != expected.code
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..codes import is_canonical
 from ..events import (
     BlockEnd,
     BlockStart,
@@ -40,12 +41,27 @@ def _per_attempt(rule: Callable[[ObservedAttempt], str | None]) -> Callable[[Evi
 @invariant(
     "G1",
     "MUST",
-    "Exactly one finish per attempt, and nothing after it but retry or end.",
+    "Exactly one finish per attempt, and nothing after it but retry or end; an exception "
+    "without a canonical code is a crash.",
     source=GRAMMAR,
     any_reading=True,
 )
 def check_one_finish(evidence: Evidence) -> Judgement:
+    for attempt in evidence.attempts:
+        thrown = attempt.thrown
+        if thrown is not None and not is_canonical(thrown.code):
+            # A crash: whatever else the case shows follows from it (INVARIANTS.md "Contracts").
+            return Judgement(
+                False,
+                f"attempt {attempt.number}: crashed, threw {_quoted(thrown.message)} with no "
+                "canonical code",
+                root_cause=True,
+            )
     return _per_attempt(_one_finish)(evidence)
+
+
+def _quoted(message: str, limit: int = 300) -> str:
+    return repr(message if len(message) <= limit else message[: limit - 1] + "…")
 
 
 def _one_finish(attempt: ObservedAttempt) -> str | None:

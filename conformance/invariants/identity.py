@@ -73,6 +73,7 @@ def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     "reported, then finish error MALFORMED_TOOL_CALL (SHOULD: no block-end at all, yielded "
     "not thrown).",
     source=NOTE,
+    interop="INFO",  # the harness's refusal; T6 still forbids closing a call with no identity
 )
 def check_unidentified_call_refused(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("tool-unidentified"), _refused)

@@ -12,7 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..quirks import recorded_only
-from ..verdicts import FAMILY_TITLES, Capability, Level, RuleInfo, Verdict, verdict_for
+from ..verdicts import (
+    CONTRACTS,
+    FAMILY_TITLES,
+    Capability,
+    CatalogueEntry,
+    Contract,
+    Level,
+    RuleInfo,
+    Verdict,
+    verdict_for,
+)
 from .evidence import Evidence
 
 
@@ -56,22 +66,49 @@ class Invariant(RuleInfo):
     # event grammar, the durable boundary and one request per attempt do not depend on how
     # the wire is read.
     any_reading: bool = False
+    # The level under the interop contract, where it differs from ``level`` (the harness's).
+    interop: Level | None = None
 
-    def judge(self, evidence: Evidence, *, strict: bool = False) -> tuple[Verdict, str] | None:
-        """The verdict for one case, or None when the case does not exercise it."""
+    def level_in(self, contract: Contract) -> Level:
+        return (self.interop or self.level) if contract == "interop" else self.level
+
+    def describe(self) -> CatalogueEntry:
+        entry = super().describe()
+        entry["levels"] = {contract: self.level_in(contract) for contract in CONTRACTS}
+        return entry
+
+    def verdict(
+        self, judgement: Judgement, evidence: Evidence, *, strict: bool, contract: Contract
+    ) -> tuple[Verdict, str]:
+        """What one finding of this invariant weighs under ``contract``."""
         missing = [need for need in self.needs if not getattr(evidence.capabilities, need)]
+        if missing:
+            return "n/a", f"the adapter does not declare {', '.join(missing)}"
+        # Where the quirk leaves the outcome open, a breach is only recorded.
+        if recorded_only(evidence.scenario) and not self.any_reading:
+            return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
+        level = self.level_in(contract)
+        weight = verdict_for(
+            level,
+            judgement.held,
+            weaker=judgement.weaker,
+            strict=strict,
+            recorded=judgement.recorded,
+        )
+        return weight, judgement.reason
+
+    def judge(
+        self, evidence: Evidence, *, strict: bool = False, contract: Contract = "harness"
+    ) -> tuple[Verdict, str] | None:
+        """This invariant's verdict on its own, or None when the case does not exercise it.
+
+        A run judges every invariant together (:func:`.judging.judge_evidence`), which
+        reports each root cause once; this is the single checker's view.
+        """
         judgement = self.check(evidence)
         if judgement is None:
             return None
-        if missing:
-            return "n/a", f"the adapter does not declare {', '.join(missing)}"
-        if evidence.status != "completed":
-            return "fail", f"adapter {evidence.status}: {evidence.detail}".rstrip(": ")
-        # Where the quirk leaves the outcome open, a breach is only recorded (INFO always is).
-        if self.level != "INFO" and recorded_only(evidence.scenario) and not self.any_reading:
-            return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
-        verdict = verdict_for(self.level, judgement.held, weaker=judgement.weaker, strict=strict)
-        return verdict, judgement.reason
+        return self.verdict(judgement, evidence, strict=strict, contract=contract)
 
 
 CATALOGUE: dict[str, Invariant] = {}
@@ -85,6 +122,7 @@ def invariant(
     source: str,
     needs: tuple[Capability, ...] = (),
     any_reading: bool = False,
+    interop: Level | None = None,
 ) -> Callable[[Check], Check]:
     """Register the decorated function as the checker of invariant ``id``."""
 
@@ -102,6 +140,7 @@ def invariant(
             needs=needs,
             check=check,
             any_reading=any_reading,
+            interop=interop,
         )
         return check
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
@@ -67,8 +69,19 @@ def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
         ending = plan.ending
         if ending == "disconnect" and response.framing.transfer == "close":
             ending = "close"  # closing the connection is how such a body ends
+        finished = _finished_reading(reading, number) if ending == "close" else None
         reading.fail(*_UNFINISHED[ending])
+        return dataclasses.replace(reading.result(number), finished_reading=finished)
     return reading.result(number)
+
+
+def _finished_reading(reading: _Reading, number: int) -> ExpectedAttempt | None:
+    """The attempt as if [DONE] had followed, where the wire's finish had already come."""
+    if reading.finish_reason is None:
+        return None
+    finished = copy.deepcopy(reading)
+    finished.done = True
+    return finished.result(number)
 
 
 # How a body that never reached [DONE] ends: the failure code and the wire feature.

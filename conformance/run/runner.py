@@ -18,6 +18,7 @@ from ..adapters.base import AdapterSession, CaseRun
 from ..events import RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
+from ..invariants.judging import judge_evidence
 from ..invariants.waits import waits
 from ..options import RunOptions, case_policy, default_request
 from ..oracle import expected_outcome
@@ -44,12 +45,11 @@ def effective_policy(
 
 
 def judge(evidence: Evidence, *, strict: bool) -> dict[str, InvariantVerdict]:
-    verdicts: dict[str, InvariantVerdict] = {}
-    for invariant in CATALOGUE.values():
-        judged = invariant.judge(evidence, strict=strict)
-        if judged is not None:
-            verdicts[invariant.id] = InvariantVerdict(verdict=judged[0], reason=judged[1])
-    return verdicts
+    """Every exercised invariant's verdict, each root cause reported once."""
+    return {
+        id: InvariantVerdict(verdict=finding.verdict, reason=finding.reason)
+        for id, finding in judge_evidence(evidence, strict=strict).items()
+    }
 
 
 async def run_suite(
@@ -86,6 +86,7 @@ async def run_suite(
             "strict": options.strict,
             "transport": options.transport,
         },
+        contract=options.contract,
         started_at=started,
         finished_at=_now(),
         catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
@@ -133,6 +134,7 @@ async def judge_case(
         requests=tuple(requests),
         status=run.status,
         detail=run.detail,
+        contract=options.contract,
     )
     return _case_result(scenario, run, evidence, duration, options)
 

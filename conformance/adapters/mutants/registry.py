@@ -23,7 +23,7 @@ _ALL = (
     Mutant(
         "identity_concatenated",
         "Repeated ids and names are concatenated like arguments.",
-        ("T2", "Q1"),
+        ("T2",),
         translator=tr.IdentityConcatenated,
     ),
     Mutant(
@@ -287,13 +287,13 @@ _ALL = (
     Mutant(
         "replays_discarded_prefix",
         "The discarded attempt's text is shown again before the retry's (anchors K1).",
-        ("R7", "R8"),
+        ("R7",),
         retry_layer=retries.replays_discarded_prefix,
     ),
     Mutant(
         "keeps_phantom_call",
         "A tool call of the discarded attempt is kept and closed with the answer (anchors K2).",
-        ("R7", "R8"),
+        ("R7",),
         retry_layer=retries.keeps_phantom_call,
     ),
     Mutant(

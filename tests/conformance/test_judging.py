@@ -1,0 +1,268 @@
+"""A run's verdicts taken together: each root cause once, under the invariant that owns it,
+at the level the contract gives it.
+
+Each case starts from what a conforming adapter reports for a bundled fixture and changes one
+thing, the way a real client differs.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from functools import cache
+
+import pytest
+
+from conformance.events import (
+    BlockEnd,
+    BlockStart,
+    End,
+    Event,
+    Finish,
+    TextBlock,
+    TextDelta,
+    Thrown,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+)
+from conformance.invariants import CATALOGUE
+from conformance.invariants.conforming import conforming_evidence
+from conformance.invariants.evidence import Evidence
+from conformance.invariants.judging import judge_evidence
+from conformance.options import RunOptions, bundled_fixtures
+from conformance.oracle import ExpectedAttempt
+from conformance.verdicts import CONTRACTS, Contract
+from fakeprovider.fixtures import load_fixtures
+from fakeprovider.registry import RequestRecord
+from fakeprovider.scenario import Scenario
+
+
+@cache
+def fixtures() -> dict[str, Scenario]:
+    return {scenario.id: scenario for scenario in load_fixtures([bundled_fixtures()])}
+
+
+def conforming(fixture: str) -> Evidence:
+    """What a conforming adapter reports for ``fixture``, and the requests it made."""
+    case = conforming_evidence(fixtures()[fixture], RunOptions())
+    return dataclasses.replace(case, requests=tuple(map(served, case.expected.attempts)))
+
+
+def served(attempt: ExpectedAttempt) -> RequestRecord:
+    body = b'{"model":"fake-model","stream":true}'
+    return RequestRecord(
+        scenario="s",
+        attempt=attempt.number,
+        method="POST",
+        path="/s/v1/chat/completions",
+        headers=[],
+        body=body.decode(),
+        body_base64=base64.b64encode(body).decode(),
+        received_at=1_000.0 + attempt.number,
+        ended_at=1_000.0 + attempt.number + 0.5,
+        ended="complete",
+    )
+
+
+def verdicts(evidence: Evidence, contract: Contract = "harness") -> dict[str, str]:
+    judged = judge_evidence(dataclasses.replace(evidence, contract=contract))
+    return {id: finding.verdict for id, finding in judged.items()}
+
+
+def failing(evidence: Evidence, contract: Contract = "harness") -> list[str]:
+    return [id for id, verdict in verdicts(evidence, contract).items() if verdict == "fail"]
+
+
+def with_events(evidence: Evidence, change: object) -> Evidence:
+    events = [e for event in evidence.events for e in change(event)]  # type: ignore[operator]
+    return dataclasses.replace(evidence, events=tuple(events))
+
+
+@pytest.mark.parametrize("fixture", ["tool-late-id", "stall-mid-reasoning", "crlf-bom"])
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_a_conforming_adapter_gets_no_failure(fixture: str, contract: Contract) -> None:
+    assert failing(conforming(fixture), contract) == []
+
+
+# --- one root cause, one failure -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fixture", "status", "owner"),
+    [
+        ("stall-mid-reasoning", "timeout", "H4"),  # the stall it never timed out
+        ("tool-late-id", "timeout", "G1"),
+        ("tool-late-id", "crash", "G1"),
+        ("usage-trailing-cached-reasoning", "protocol-error", "G1"),
+    ],
+)
+def test_a_case_that_did_not_complete_gets_one_status_verdict(
+    fixture: str, status: str, owner: str
+) -> None:
+    case = dataclasses.replace(conforming(fixture), status=status, detail="no end after 15 s")
+    judged = judge_evidence(case)
+    assert [id for id, f in judged.items() if f.verdict == "fail"] == [owner]
+    assert judged[owner].reason == f"adapter {status}: no end after 15 s"
+    others = {f.verdict for id, f in judged.items() if id != owner}
+    assert others == {"n/a"}  # INFO and SHOULD invariants included
+
+
+@pytest.mark.parametrize("fixture", ["ping-event-json", "bedrock-index-offset", "tool-late-id"])
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_a_crash_is_one_failure_under_g1_tagged_fixture_or_not(
+    fixture: str, contract: Contract
+) -> None:
+    """A client that throws a TypeError loses the answer: never info, never five failures."""
+    crashed = dataclasses.replace(
+        conforming(fixture),
+        events=(Thrown(message="TypeError: Cannot read properties of undefined (reading '0')"),),
+    )
+    judged = judge_evidence(dataclasses.replace(crashed, contract=contract))
+    assert [id for id, f in judged.items() if f.verdict == "fail"] == ["G1"]
+    assert "TypeError: Cannot read properties" in judged["G1"].reason
+
+
+def test_a_thrown_error_with_a_canonical_code_is_no_crash() -> None:
+    refused = dataclasses.replace(
+        conforming("reset-mid-stream"), events=(Thrown(message="ReadError", code="TRANSPORT"),)
+    )
+    assert verdicts(refused)["G1"] == "pass"
+    assert verdicts(refused)["H3"] == "non-strict"  # thrown, not yielded: weaker, not a crash
+
+
+def test_info_never_fails_and_should_only_with_strict() -> None:
+    """An adapter that ignores an in-band error frame: one S7 (SHOULD), no R on top."""
+    text = "The weather in"
+    swallowed = dataclasses.replace(
+        conforming("error-object-mid-stream"),
+        events=(
+            BlockStart(index=0, block_type="text"),
+            TextDelta(index=0, text=text),
+            BlockEnd(index=0, block=TextBlock(text=text)),
+            Finish(reason="stop"),
+            End(),
+        ),
+        requests=(served(conforming("error-object-mid-stream").expected.attempts[0]),),
+    )
+    assert verdicts(swallowed)["S7"] == "non-strict"
+    assert failing(swallowed) == []
+    strict = judge_evidence(swallowed, strict=True)
+    assert [id for id, f in strict.items() if f.verdict == "fail"] == ["S7"]
+    info = [id for id, inv in CATALOGUE.items() if inv.level == "INFO"]
+    assert not {id for id in info if verdicts(swallowed).get(id) == "fail"}
+
+
+def test_an_error_frame_may_be_surfaced_under_any_code() -> None:
+    case = conforming("error-object-mid-stream")
+    refused = (Finish(reason="error", code="MALFORMED_RESPONSE"), End())
+    alone = dataclasses.replace(case, events=refused, requests=case.requests[:1])
+    assert failing(alone) == []
+
+
+def test_a_quirk_failure_is_counted_once() -> None:
+    concatenated = with_events(
+        conforming("tool-name-repeated"),
+        lambda e: (
+            [e.model_copy(update={"block": e.block.model_copy(update={"name": "aa"})})]
+            if isinstance(e, BlockEnd) and isinstance(e.block, ToolCallBlock)
+            else [e]
+        ),
+    )
+    judged = verdicts(concatenated)
+    assert judged.get("Q1") in (None, "n/a")
+    assert len([v for v in judged.values() if v == "fail"]) == 1
+
+
+# --- what each invariant judges ----------------------------------------------------------------
+
+
+def test_an_omitted_optional_reasoning_tokens_loses_nothing() -> None:
+    case = with_events(
+        conforming("usage-trailing-cached-reasoning"),
+        lambda e: (
+            [e.model_copy(update={"reasoning_tokens": None})] if isinstance(e, Usage) else [e]
+        ),
+    )
+    assert failing(case) == []
+
+
+def _parsed_arguments(event: Event) -> list[Event]:
+    """A client that hands back parsed-and-dumped arguments (`{"a": 1}` for `{"a":1}`)."""
+    if isinstance(event, BlockEnd) and isinstance(event.block, ToolCallBlock):
+        dumped = json.dumps(json.loads(event.block.arguments), indent=1)
+        block = event.block.model_copy(update={"arguments": dumped})
+        return [event.model_copy(update={"block": block})]
+    return [event]
+
+
+def test_json_equal_arguments_fail_only_c3_and_only_under_harness() -> None:
+    case = with_events(conforming("tool-parallel-interleaved"), _parsed_arguments)
+    assert failing(case, "harness") == ["C3"]
+    assert failing(case, "interop") == []
+
+
+def test_duplicate_wire_ids_made_unique_keep_t3() -> None:
+    case = conforming("gemini-duplicate-ids")
+    renamed: list[Event] = []
+    for event in case.events:
+        if isinstance(event, ToolCallDelta) and event.id:
+            event = event.model_copy(update={"id": f"{event.id}-{event.index}"})
+        if isinstance(event, BlockEnd) and isinstance(event.block, ToolCallBlock):
+            block = event.block.model_copy(update={"id": f"{event.block.id}-{event.index}"})
+            event = event.model_copy(update={"block": block})
+        renamed.append(event)
+    assert failing(dataclasses.replace(case, events=tuple(renamed))) == []
+
+
+def test_a_rewrapped_comment_may_be_skipped_or_refused() -> None:
+    skipped = conforming("comment-rewrapped-as-data")
+    assert failing(skipped) == []
+    refused = dataclasses.replace(
+        skipped, events=(Finish(reason="error", code="MALFORMED_RESPONSE"),)
+    )
+    assert failing(refused) == []
+
+
+# --- the two contracts -----------------------------------------------------------------------
+
+
+def test_every_invariant_declares_a_level_per_contract() -> None:
+    for invariant in CATALOGUE.values():
+        assert set(invariant.describe()["levels"]) == set(CONTRACTS)
+    assert CATALOGUE["E1"].level_in("interop") == "INFO"
+    assert CATALOGUE["T5"].level_in("interop") == "INFO"
+    assert CATALOGUE["T6"].level_in("interop") == "MUST"
+
+
+@pytest.mark.parametrize("fixture", ["no-done-clean-close", "done-without-blank-line"])
+def test_a_finished_stream_without_done_is_a_harness_gap_only(fixture: str) -> None:
+    case = conforming(fixture)
+    finished = case.expected.final.finished_reading
+    assert finished is not None
+    read_whole = conforming_with(case, finished)
+    assert failing(read_whole, "harness") == ["S5"]
+    assert failing(read_whole, "interop") == []
+    assert verdicts(read_whole, "interop")["S5"] == "info"
+
+
+def conforming_with(case: Evidence, attempt: object) -> Evidence:
+    """``case`` as reported by an adapter that read its last attempt as ``attempt``."""
+    from conformance.invariants.conforming import _conforming_attempt
+
+    events = _conforming_attempt(attempt, last=True)  # type: ignore[arg-type]
+    return dataclasses.replace(case, events=(*events, *case.events[-1:]))
+
+
+def test_an_empty_stop_passed_through_is_a_harness_gap_only() -> None:
+    case = conforming("empty-stop-with-usage")
+    first = case.expected.attempts[0]
+    passed = dataclasses.replace(
+        case,
+        events=(*([first.usage] if first.usage else []), Finish(reason="stop"), End()),
+        requests=case.requests[:1],
+    )
+    assert "E1" in failing(passed, "harness")
+    assert failing(passed, "interop") == []
+    assert verdicts(passed, "interop")["E1"] == "info"
