@@ -44,7 +44,7 @@ from .breaking import (
     STREAM_BREAKS,
     StreamBreak,
     failed_attempts,
-    retry_policies,
+    policy_overrides,
     stream_breaks,
 )
 from .encoding import Encoding, canonical_encoding, encoded_chunks
@@ -142,7 +142,7 @@ def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
         )
     else:
         final = failure_expect(broken.code)
-    override = draw(retry_policies()) if shape.retry_policy else None
+    override = draw(policy_overrides()) if shape.retry_policy else None
     policy = RetryPolicy.model_validate(DEFAULT_POLICY.model_dump() | (override or {}))
     expect = case_expect([failed for _, failed in before], final, policy)
     scenario = Scenario.model_validate(

@@ -189,16 +189,20 @@ def failed_attempts(
     )
 
 
+def retryable_subsets() -> st.SearchStrategy[list[str]]:
+    """Some of the default retryable codes, at least one (R3), in their default order."""
+    return st.lists(pick(DEFAULT_RETRYABLE_CODES), min_size=1, unique=True).map(sorted)
+
+
 @st.composite
-def retry_policies(draw: st.DrawFn) -> dict[str, Any] | None:
+def policy_overrides(draw: st.DrawFn) -> dict[str, Any] | None:
     """A case's own retry-policy fields (R2, R3, R5): a budget, a narrower set of
-    retryable codes, or a backoff long enough to measure."""
+    retryable codes, or a backoff long enough to measure; the rest stays the default's."""
     kind = draw(pick((None, "budget", "codes", "backoff")))
     if kind == "budget":
         return {"max_retries": draw(upto(3))}
     if kind == "codes":
-        kept = draw(st.lists(pick(DEFAULT_RETRYABLE_CODES), min_size=1, unique=True))
-        return {"retryable_codes": sorted(kept)}
+        return {"retryable_codes": draw(retryable_subsets())}
     if kind == "backoff":
         return {"initial_delay_ms": draw(pick((20, 50))), "max_delay_ms": 400}
     return None

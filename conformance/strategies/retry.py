@@ -3,18 +3,23 @@ outcomes, one per request, under a drawn retry policy.
 
 A case is drawn in three small layers:
 
-1. a policy (:func:`retry_policies`): a budget of 0 to 3 retries, the default retryable set
-   or a subset of it, and waits of a few milliseconds with or without jitter, so a case
-   costs little real time and still has waits the provider can measure;
-2. an outcome per attempt (:func:`attempt_outcomes`), named after what a conforming adapter
-   makes of it (:data:`OUTCOMES`): a success, a retryable failure (an empty stop, an
-   unidentified tool call, 429, 500, 503, a reset before the headers or mid-body after
-   partial text, a partial tool call or a billed usage), a failure no policy here retries
-   (401, 400, a context-length 400, a quota 429, a clean end without ``[DONE]``, a payload
-   that is not JSON), or a Retry-After above the policy's cap;
+1. a whole policy (:func:`whole_policies`): a budget of 0 to 3 retries, the default
+   retryable set or a subset of it, and waits of a few milliseconds with or without jitter,
+   so a case costs little real time and still has waits the provider can measure;
+2. an outcome per attempt, named after what a conforming adapter makes of it
+   (:data:`OUTCOMES`): a success, a retryable failure (an empty stop, an unidentified tool
+   call, 429, 500, 503, a reset before the headers or mid-body after partial text, a partial
+   tool call or a billed usage), a failure no policy here retries (401, 400, a
+   context-length 400, a quota 429, a clean end without ``[DONE]``, a payload that is not
+   JSON), or a Retry-After above the policy's cap;
 3. the case (:func:`retry_cases`): failing outcomes, then any one, as a scenario's
    attempts (the last one repeats), carrying the policy as its ``retry_policy``, so it runs
    and saves like any fixture.
+
+Unlike the R family of :func:`conformance.strategies.family_cases` (an intended response M,
+its ``expect``, and one policy field overridden by
+:func:`~conformance.strategies.breaking.policy_overrides`), these cases carry no ``expect``:
+the properties judge them with the oracle.
 
 Every choice lists its plain option first: cases shrink toward one successful attempt
 under the default policy.
@@ -22,8 +27,6 @@ under the default policy.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +38,10 @@ from fakeprovider.scenario import Attempt, Scenario
 from fakeprovider.wire import default_error_object
 
 from ..codes import DEFAULT_RETRYABLE_CODES
+from . import named_by_content
+from ._drawing import BOOLEANS, pick, picked, upto
+from .breaking import retryable_subsets
 
-Draw = Callable[[st.SearchStrategy[Any]], Any]  # what a composite strategy's ``draw`` is
 MakeAttempt = Callable[[int], StreamBuilder | Attempt]  # from the attempt's number
 
 # Waits stay in milliseconds, and a Retry-After (whole seconds) always exceeds the cap, so
@@ -138,54 +143,38 @@ SUCCESSES = ("text", "tool-call")
 FAILURES = tuple(name for name in OUTCOMES if name not in SUCCESSES)
 
 
-@functools.cache
-def attempt_outcomes() -> st.SearchStrategy[str]:
-    """The name of one attempt's outcome (a key of :data:`OUTCOMES`)."""
-    return st.sampled_from(tuple(OUTCOMES))
-
-
-@functools.cache
-def failures() -> st.SearchStrategy[str]:
-    """The name of a failing attempt's outcome."""
-    return st.sampled_from(FAILURES)
-
-
-@functools.cache
-def last_outcomes() -> st.SearchStrategy[str]:
+@st.composite
+def last_outcomes(draw: st.DrawFn) -> str:
     """The last attempt's outcome: a success half of the time, so retries often recover."""
-    return st.one_of(st.sampled_from(SUCCESSES), attempt_outcomes())
+    return picked(draw, tuple(OUTCOMES) if draw(BOOLEANS) else SUCCESSES)
 
 
 @st.composite
-def retryable_sets(draw: Draw) -> list[str]:
+def retryable_sets(draw: st.DrawFn) -> list[str]:
     """The default retryable codes, or the default set with some removed (R3)."""
-    if not draw(st.booleans()):
-        return list(DEFAULT_RETRYABLE_CODES)
-    kept = draw(st.lists(st.sampled_from(DEFAULT_RETRYABLE_CODES), min_size=1, unique=True))
-    return [code for code in DEFAULT_RETRYABLE_CODES if code in kept]
+    return draw(retryable_subsets()) if draw(BOOLEANS) else list(DEFAULT_RETRYABLE_CODES)
 
 
 @st.composite
-def retry_policies(draw: Draw) -> dict[str, JsonValue]:
-    """The fields of a case's retry policy (a scenario's ``retry_policy``)."""
+def whole_policies(draw: st.DrawFn) -> dict[str, JsonValue]:
+    """Every field of a case's retry policy (a scenario's ``retry_policy``)."""
     initial = draw(st.integers(1, MAX_DELAY_MS))
     return {
-        "max_retries": draw(st.integers(0, 3)),
+        "max_retries": draw(upto(3)),
         "retryable_codes": draw(retryable_sets()),
         "initial_delay_ms": initial,
         "max_delay_ms": draw(st.integers(initial, MAX_DELAY_MS)),
-        "jitter_ratio": draw(st.sampled_from(JITTERS)),
+        "jitter_ratio": draw(pick(JITTERS)),
     }
 
 
 @st.composite
-def retry_cases(draw: Draw, max_attempts: int = 4) -> Scenario:
+def retry_cases(draw: st.DrawFn, max_attempts: int = 4) -> Scenario:
     """A scenario of up to ``max_attempts`` drawn outcomes under a drawn retry policy: the
     attempts before the last fail (so retries have something to reach); the last is any,
     more often a success."""
-    before: list[str] = draw(st.lists(failures(), max_size=max_attempts - 1))
+    before: list[str] = draw(st.lists(pick(FAILURES), max_size=max_attempts - 1))
     outcomes = [*before, draw(last_outcomes())]
-    policy = draw(retry_policies())
     builder = ScenarioBuilder(
         "generated",
         title="Generated retry case: " + ", ".join(outcomes),
@@ -193,7 +182,4 @@ def retry_cases(draw: Draw, max_attempts: int = 4) -> Scenario:
     )
     for number, outcome in enumerate(outcomes, 1):
         builder.attempt(OUTCOMES[outcome](number))
-    scenario = builder.retry_policy(**policy).build()
-    # Named after its content, so that the same draw always has the same id.
-    digest = hashlib.sha256(scenario.model_dump_json(exclude={"id"}).encode()).hexdigest()
-    return scenario.model_copy(update={"id": f"gen-r-{digest[:12]}"})
+    return named_by_content(builder.retry_policy(**draw(whole_policies())).build(), "R")
