@@ -6,6 +6,8 @@ import codecs
 import re
 from typing import TYPE_CHECKING
 
+from typing_extensions import override
+
 from conformance.adapters.reference.sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -21,6 +23,7 @@ class LineFeedOnly(SSEDecoder):
 class _EachReadDecoded(codecs.BufferedIncrementalDecoder):
     """`data.decode("utf-8", errors="replace")` on every read: nothing is kept between reads."""
 
+    @override
     def _buffer_decode(self, input: ReadableBuffer, errors: str, final: bool) -> tuple[str, int]:
         data = bytes(input)  # all consumed: a cut-off character is replaced, not carried over
         # utf-8-sig as in the reference: only the state between reads differs.
@@ -38,6 +41,7 @@ class Utf8DecodedPerRead(SSEDecoder):
 class PartialLineDropped(SSEDecoder):
     """Each read parsed as whole lines: a line (an event) split across reads is lost."""
 
+    @override
     def feed(self, data: bytes) -> list[str]:
         payloads = super().feed(data)
         self._partial_line = ""
@@ -47,6 +51,7 @@ class PartialLineDropped(SSEDecoder):
 class DataNeedsSpace(SSEDecoder):
     """`if line.startswith("data: ")`: a `data:` field without its space is not data."""
 
+    @override
     def _take_line(self, line: str) -> str | None:
         if line.startswith("data:") and not line.startswith("data: "):
             return None

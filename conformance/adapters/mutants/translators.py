@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from typing_extensions import override
+
 from conformance import codes
 from conformance.adapters.reference.chunk import ChoicePart, ToolCallPart, WireChunk
 from conformance.adapters.reference.failure import Failure
@@ -75,9 +77,11 @@ class IdentityOnAnyDefinedValue(StreamTranslator):
     A continuation's `""` or `null` overwrites the established id and name.
     """
 
+    @override
     def _read_chunk(self, document: Any) -> WireChunk:
         return _with_raw_deltas(super()._read_chunk(document), document, _any_defined_identity)
 
+    @override
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
         _assign_identity(block, part, lambda _, value: value)
 
@@ -85,6 +89,7 @@ class IdentityOnAnyDefinedValue(StreamTranslator):
 class IdentityConcatenated(StreamTranslator):
     """Identity accumulated like arguments: `call.name += delta.name`."""
 
+    @override
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
         _assign_identity(block, part, lambda current, value: (current or "") + value)
 
@@ -92,6 +97,7 @@ class IdentityConcatenated(StreamTranslator):
 class ArgumentsToLastCall(StreamTranslator):
     """A delta without an id continues the most recently opened call, whatever its index."""
 
+    @override
     def _tool_index(self, part: ToolCallPart, events: list[Event]) -> int:
         if part.call_id is None and self._tool_indexes:
             return max(self._tool_indexes.values())
@@ -101,6 +107,7 @@ class ArgumentsToLastCall(StreamTranslator):
 class LateIdentityRefused(StreamTranslator):
     """Identity is read from the delta that opens the call only; later ones are ignored."""
 
+    @override
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
         if not block.fragments:  # no arguments appended yet: this is the opening delta
             super()._accept_identity(block, part)
@@ -109,6 +116,7 @@ class LateIdentityRefused(StreamTranslator):
 class UnidentifiedClosedEmpty(StreamTranslator):
     """A call still missing its id or name at [DONE] is closed with "" (harness HEAD)."""
 
+    @override
     def _close(self) -> list[Event]:
         for block in self._blocks:
             if block.kind == "tool-call":
@@ -123,6 +131,7 @@ class UnidentifiedClosedEmpty(StreamTranslator):
 class EmptyStopSucceeds(StreamTranslator):
     """No emptiness check: a stop with nothing in it is a successful, blank reply."""
 
+    @override
     def _has_content(self) -> bool:
         return True
 
@@ -130,6 +139,7 @@ class EmptyStopSucceeds(StreamTranslator):
 class ReasoningIsNotContent(StreamTranslator):
     """Only text and tool calls count, so a reasoning-only answer is EMPTY_RESPONSE."""
 
+    @override
     def _has_content(self) -> bool:
         return any(block.kind != "reasoning" for block in self._blocks)
 
@@ -137,6 +147,7 @@ class ReasoningIsNotContent(StreamTranslator):
 class WhitespaceIsEmpty(StreamTranslator):
     """Emptiness judged on stripped text: `if not text.strip()`."""
 
+    @override
     def _has_content(self) -> bool:
         return any(
             block.kind == "tool-call" or "".join(block.fragments).strip() for block in self._blocks
@@ -146,6 +157,7 @@ class WhitespaceIsEmpty(StreamTranslator):
 class ToolCallIsNotContent(StreamTranslator):
     """Only text and reasoning count, so a stop carrying a tool call is EMPTY_RESPONSE."""
 
+    @override
     def _has_content(self) -> bool:
         return any(block.kind != "tool-call" for block in self._blocks)
 
@@ -153,6 +165,7 @@ class ToolCallIsNotContent(StreamTranslator):
 class EmptyLengthIsEmptyResponse(StreamTranslator):
     """Emptiness checked for every finish, so `length` with no blocks is EMPTY_RESPONSE."""
 
+    @override
     def _resolved_finish(self) -> Finish:
         if self._pending_reason == "length" and not self._has_content():
             return Finish(reason="error", code=codes.EMPTY_RESPONSE, message="no content")
@@ -165,6 +178,7 @@ class EmptyLengthIsEmptyResponse(StreamTranslator):
 class NullContentAsNone(StreamTranslator):
     """`str(delta.get("content", ""))`: a `null` content becomes the text "None"."""
 
+    @override
     def _read_chunk(self, document: Any) -> WireChunk:
         return _with_raw_deltas(
             super()._read_chunk(document),
@@ -176,6 +190,7 @@ class NullContentAsNone(StreamTranslator):
 class ReasoningAsText(StreamTranslator):
     """`reasoning_content` streamed into the answer text."""
 
+    @override
     def _read_chunk(self, document: Any) -> WireChunk:
         chunk = super()._read_chunk(document)
         choices = [
@@ -188,6 +203,7 @@ class ReasoningAsText(StreamTranslator):
 class ArgumentsReserialised(StreamTranslator):
     """Arguments parsed and re-serialised at [DONE], compactly as `JSON.stringify` does."""
 
+    @override
     def _close(self) -> list[Event]:
         for block in self._blocks:
             if block.kind == "tool-call":
@@ -202,6 +218,7 @@ class ArgumentsReserialised(StreamTranslator):
 class FirstUsageWins(StreamTranslator):
     """The first usage object is kept; later, final counts are dropped."""
 
+    @override
     def _read_chunk(self, document: Any) -> WireChunk:
         chunk = super()._read_chunk(document)
         return chunk if self._pending_usage is None else replace(chunk, usage=None)
@@ -210,6 +227,7 @@ class FirstUsageWins(StreamTranslator):
 class CachedTokensInInput(StreamTranslator):
     """`input_tokens = prompt_tokens`: cached prompt tokens are counted twice."""
 
+    @override
     def _read_chunk(self, document: Any) -> WireChunk:
         chunk = super()._read_chunk(document)
         usage = chunk.usage
@@ -222,6 +240,7 @@ class CachedTokensInInput(StreamTranslator):
 class LengthAsStop(StreamTranslator):
     """`length` mapped to `stop`: a truncated answer passes for a complete one."""
 
+    @override
     def _resolved_finish(self) -> Finish:
         if self._pending_reason == "length":
             return Finish(reason="stop")
@@ -236,12 +255,14 @@ class ReadsPastDone(StreamTranslator):
 
     _done_seen = False
 
+    @override
     def feed(self, payload: str) -> list[Event]:
         if payload == DONE_SENTINEL:
             self._done_seen = True
             return []
         return super().feed(payload)
 
+    @override
     def eof(self) -> list[Event]:
         if self._done_seen and not self.finished:
             return self._close()
@@ -251,6 +272,7 @@ class ReadsPastDone(StreamTranslator):
 class EofIsDone(StreamTranslator):
     """The end of the body is taken as the end of the response, [DONE] or not."""
 
+    @override
     def eof(self) -> list[Event]:
         return [] if self.finished else self._close()
 
@@ -258,6 +280,7 @@ class EofIsDone(StreamTranslator):
 class MalformedPayloadSkipped(StreamTranslator):
     """A payload that does not parse is logged and skipped, not a failure."""
 
+    @override
     def _fail(self, code: str, message: str) -> list[Event]:
         if code == codes.MALFORMED_RESPONSE:
             return []
@@ -267,6 +290,7 @@ class MalformedPayloadSkipped(StreamTranslator):
 class ProviderErrorIgnored(StreamTranslator):
     """An `{"error": ...}` payload is read as a chunk without choices (harness HEAD)."""
 
+    @override
     def _provider_error(self, document: Any) -> Failure | None:
         return None
 
@@ -277,6 +301,7 @@ class ProviderErrorIgnored(StreamTranslator):
 class UsageTwice(StreamTranslator):
     """Usage yielded as soon as it arrives, and again before the finish."""
 
+    @override
     def _apply(self, chunk: WireChunk) -> list[Event]:
         events = super()._apply(chunk)
         return events if chunk.usage is None else [*events, chunk.usage]
@@ -285,6 +310,7 @@ class UsageTwice(StreamTranslator):
 class DeltaBeforeBlockStart(StreamTranslator):
     """The block-start is announced after the delta that opened the block."""
 
+    @override
     def _apply(self, chunk: WireChunk) -> list[Event]:
         events = super()._apply(chunk)
         position = 0
@@ -300,6 +326,7 @@ class DeltaBeforeBlockStart(StreamTranslator):
 class FinishBeforeBlockEnds(StreamTranslator):
     """The finish goes out first, and a consumer stops reading there: no block-end arrives."""
 
+    @override
     def _close(self) -> list[Event]:
         return sorted(super()._close(), key=lambda event: isinstance(event, BlockEnd))
 
@@ -307,6 +334,7 @@ class FinishBeforeBlockEnds(StreamTranslator):
 class BlockEndLastFragment(StreamTranslator):
     """`block.text = delta.text` instead of `+=`: a block ends as its last fragment."""
 
+    @override
     def _close(self) -> list[Event]:
         for block in self._blocks:
             block.fragments = block.fragments[-1:]

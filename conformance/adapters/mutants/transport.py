@@ -7,6 +7,7 @@ from contextlib import aclosing
 from dataclasses import replace
 
 import httpx
+from typing_extensions import override
 
 from conformance import codes
 from conformance.adapters.reference.failure import Failure
@@ -20,6 +21,7 @@ from conformance.events import Event, Finish, RunCase
 class RateLimitAsServer(AttemptStream):
     """`if status == 429 or status >= 500: SERVER`: a rate limit reads as a server fault."""
 
+    @override
     async def _http_failure(self, response: httpx.Response) -> Failure:
         failure = await super()._http_failure(response)
         return replace(failure, code=codes.SERVER) if response.status_code == 429 else failure
@@ -28,6 +30,7 @@ class RateLimitAsServer(AttemptStream):
 class RetryAfterIgnored(AttemptStream):
     """The provider's `Retry-After` is never read; the backoff alone decides the wait."""
 
+    @override
     async def _http_failure(self, response: httpx.Response) -> Failure:
         return replace(await super()._http_failure(response), retry_after_ms=None)
 
@@ -35,6 +38,7 @@ class RetryAfterIgnored(AttemptStream):
 class ResetAsStreamClosed(AttemptStream):
     """A reset or cut body taken for a clean end of stream: STREAM_CLOSED, not TRANSPORT."""
 
+    @override
     def _fail(self, code: str, message: str) -> None:
         super()._fail(codes.STREAM_CLOSED if code == codes.TRANSPORT else code, message)
 
@@ -42,6 +46,7 @@ class ResetAsStreamClosed(AttemptStream):
 class NoIdleTimeout(AttemptStream):
     """No read timeout: a stalled body waits until the case's overall deadline gives up."""
 
+    @override
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self._case.idle_timeout_s, read=None)
 
