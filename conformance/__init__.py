@@ -11,37 +11,54 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .adapters.base import AdapterLoadError, AdapterSession, CaseRun, load_python_adapter
-    from .adapters.subprocess import SubprocessAdapterSession
-    from .events import (
-        Block,
-        BlockEnd,
-        BlockStart,
-        Capabilities,
-        End,
-        Event,
-        Finish,
-        Hello,
-        ReasoningBlock,
-        ReasoningDelta,
-        Retry,
-        RetryPolicy,
-        RunCase,
-        TextBlock,
-        TextDelta,
-        Thrown,
-        ToolCallBlock,
-        ToolCallDelta,
-        Usage,
+if TYPE_CHECKING:  # `X as X`: a type checker cannot read the computed __all__ below
+    from .adapters.base import (
+        AdapterLoadError as AdapterLoadError,
+        AdapterSession as AdapterSession,
+        CaseRun as CaseRun,
+        load_python_adapter as load_python_adapter,
     )
-    from .invariants import CATALOGUE, Invariant
-    from .invariants.evidence import Evidence
-    from .options import DEFAULT_POLICY, RunOptions, default_request
-    from .oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
-    from .results import CaseResult, InvariantVerdict, RunResult
-    from .run.runner import judge, run_suite
-    from .verdicts import Verdict
+    from .adapters.subprocess import SubprocessAdapterSession as SubprocessAdapterSession
+    from .events import (
+        Block as Block,
+        BlockEnd as BlockEnd,
+        BlockStart as BlockStart,
+        Capabilities as Capabilities,
+        End as End,
+        Event as Event,
+        Finish as Finish,
+        Hello as Hello,
+        ReasoningBlock as ReasoningBlock,
+        ReasoningDelta as ReasoningDelta,
+        Retry as Retry,
+        RetryPolicy as RetryPolicy,
+        RunCase as RunCase,
+        TextBlock as TextBlock,
+        TextDelta as TextDelta,
+        Thrown as Thrown,
+        ToolCallBlock as ToolCallBlock,
+        ToolCallDelta as ToolCallDelta,
+        Usage as Usage,
+    )
+    from .invariants import CATALOGUE as CATALOGUE, Invariant as Invariant
+    from .invariants.evidence import Evidence as Evidence
+    from .options import (
+        DEFAULT_POLICY as DEFAULT_POLICY,
+        RunOptions as RunOptions,
+        default_request as default_request,
+    )
+    from .oracle import (
+        ExpectedAttempt as ExpectedAttempt,
+        ExpectedOutcome as ExpectedOutcome,
+        expected_outcome as expected_outcome,
+    )
+    from .results import (
+        CaseResult as CaseResult,
+        InvariantVerdict as InvariantVerdict,
+        RunResult as RunResult,
+    )
+    from .run.runner import judge as judge, run_suite as run_suite
+    from .verdicts import Verdict as Verdict
 
 _EXPORTS = {
     "AdapterLoadError": ".adapters.base",
@@ -84,47 +101,7 @@ _EXPORTS = {
     "load_python_adapter": ".adapters.base",
     "run_suite": ".run.runner",
 }
-__all__ = [
-    "CATALOGUE",
-    "DEFAULT_POLICY",
-    "AdapterLoadError",
-    "AdapterSession",
-    "Block",
-    "BlockEnd",
-    "BlockStart",
-    "Capabilities",
-    "CaseResult",
-    "CaseRun",
-    "End",
-    "Event",
-    "Evidence",
-    "ExpectedAttempt",
-    "ExpectedOutcome",
-    "Finish",
-    "Hello",
-    "Invariant",
-    "InvariantVerdict",
-    "ReasoningBlock",
-    "ReasoningDelta",
-    "Retry",
-    "RetryPolicy",
-    "RunCase",
-    "RunOptions",
-    "RunResult",
-    "SubprocessAdapterSession",
-    "TextBlock",
-    "TextDelta",
-    "Thrown",
-    "ToolCallBlock",
-    "ToolCallDelta",
-    "Usage",
-    "Verdict",
-    "default_request",
-    "expected_outcome",
-    "judge",
-    "load_python_adapter",
-    "run_suite",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from conformance.events import BlockEnd, Finish
 
-from . import decoders, retries, rewrites, transport
-from . import translators as tr
+from . import decoders, retries, rewrites, translators as tr, transport
 from .core import Mutant
 
 _ALL = (
