@@ -56,11 +56,11 @@ LOWER_SLACK_MS = 5.0
 UPPER_SLACK_MS = 1500.0
 UPPER_SLACK_RATIO = 0.5
 
-Applies = Callable[[ExpectedOutcome, RetryPolicy], bool]
-Compare = Callable[[Evidence, RetryPolicy], Judgement]
+RetryApplies = Callable[[ExpectedOutcome, RetryPolicy], bool]
+RetryCompare = Callable[[Evidence, RetryPolicy], Judgement]
 
 
-def _judge(evidence: Evidence, applies: Applies, compare: Compare) -> Judgement | None:
+def _judge(evidence: Evidence, applies: RetryApplies, compare: RetryCompare) -> Judgement | None:
     """None when the case does not exercise the invariant; otherwise ``compare``'s judgement.
 
     Whether it is exercised follows from the attempts a conforming adapter makes under the
