@@ -1,7 +1,8 @@
 """What one request gets back, decided once for both I/O shells (sans-IO).
 
 The loopback server and the in-process transport route the same paths and play the same
-:class:`Playback`; only how they wait and how they fail differs.
+:class:`Playback`; only how they wait and how they fail differs. The server's control API
+(:func:`answer_control`) is decided here too, so its connection only does I/O.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from .registry import HowEnded, ScenarioRegistry, UnknownScenario
 from .scenario import (
@@ -260,6 +261,120 @@ def check_playable(scenario: Scenario) -> None:
             prepare(attempt)
         except PlaybackError as error:
             raise PlaybackError(f"attempts[{index}]: {error}") from None
+
+
+# --- the control API (the loopback server's; the in-process transport has none) ---------
+
+_CONTROL_PREFIX = "/_scenarios"
+BaseUrl = Callable[[str], str]  # the OpenAI base URL that plays a scenario id
+
+
+def answer_control(
+    registry: ScenarioRegistry, *, method: str, path: str, body: bytes, base_url: BaseUrl
+) -> Playback:
+    """The answer to a request that is not a chat completion: ``/_health``, the scenarios
+    under ``/_scenarios`` (list, PUT, GET, request log), or no route.
+
+    ``path`` has its query string removed.
+    """
+    if path == "/_health":
+        if method != "GET":
+            return method_not_allowed(method, "GET")
+        return json_playback(200, {"status": "ok"})
+    if path != _CONTROL_PREFIX and not path.startswith(_CONTROL_PREFIX + "/"):
+        return no_route(path)
+    parts = path.removeprefix(_CONTROL_PREFIX).strip("/").split("/")
+    match parts, method:
+        case [""], "GET":
+            listed: list[JsonValue] = [_summary(id_, base_url) for id_ in registry.ids()]
+            return json_playback(200, {"scenarios": listed})
+        case [""], _:
+            return method_not_allowed(method, "GET")
+        case [scenario_id], "PUT":
+            return _put_scenario(registry, scenario_id, body, base_url)
+        case [scenario_id], "GET":
+            return _with_scenario(registry, scenario_id, _scenario_json)
+        case [_], _:
+            return method_not_allowed(method, "GET, PUT")
+        case [scenario_id, "requests"], "GET":
+            return _with_scenario(registry, scenario_id, _request_log)
+        case [scenario_id, "requests"], "DELETE":
+            return _with_scenario(registry, scenario_id, _clear_request_log)
+        case [_, "requests"], _:
+            return method_not_allowed(method, "GET, DELETE")
+    return no_route(path)
+
+
+def _summary(scenario_id: str, base_url: BaseUrl) -> JsonValue:
+    return {"id": scenario_id, "base_url": base_url(scenario_id)}
+
+
+def _with_scenario(
+    registry: ScenarioRegistry,
+    scenario_id: str,
+    answer: Callable[[ScenarioRegistry, str], Playback],
+) -> Playback:
+    try:
+        return answer(registry, scenario_id)
+    except UnknownScenario:
+        return unknown_scenario(scenario_id)
+
+
+def _scenario_json(registry: ScenarioRegistry, scenario_id: str) -> Playback:
+    return json_playback(200, registry.get(scenario_id).model_dump(mode="json"))
+
+
+def _request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:
+    records = registry.requests(scenario_id)
+    return json_playback(200, {"requests": [r.model_dump(mode="json") for r in records]})
+
+
+def _clear_request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:
+    registry.clear_requests(scenario_id)
+    return json_playback(204, None)
+
+
+def _put_scenario(
+    registry: ScenarioRegistry, scenario_id: str, body: bytes, base_url: BaseUrl
+) -> Playback:
+    scenario = _parse_scenario(scenario_id, body)
+    if isinstance(scenario, Playback):
+        return scenario
+    is_new = scenario_id not in registry.ids()
+    registry.register(scenario)
+    return json_playback(201 if is_new else 200, _summary(scenario_id, base_url))
+
+
+def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
+    """The scenario a PUT body describes, or the error that says why it is not one."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return error_playback(400, f"the body is not JSON: {error}")
+    if not isinstance(data, dict):
+        return error_playback(422, "the body must be a JSON object (a scenario)")
+    if data.setdefault("id", scenario_id) != scenario_id:
+        message = f"the body's id {data['id']!r} differs from the URL's {scenario_id!r}"
+        return error_playback(422, message)
+    try:
+        scenario = Scenario.model_validate(data)
+        check_playable(scenario)
+    except ValidationError as error:
+        return error_playback(422, _describe_validation_error(error))
+    except PlaybackError as error:
+        return error_playback(422, f"the scenario cannot be played: {error}")
+    return scenario
+
+
+def _describe_validation_error(error: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in problem['loc']) or '(scenario)'}: {problem['msg']}"
+        for problem in error.errors(include_url=False)
+    ]
+    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(problems)
+
+
+# --- responses the shells and the control API build ----------------------------------------
 
 
 def json_playback(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import logging
 import socket
 import struct
@@ -21,7 +20,6 @@ from types import TracebackType
 from typing import Self
 
 import h11
-from pydantic import JsonValue, ValidationError
 
 from .listening import ListeningServer
 from .playback import (
@@ -29,17 +27,11 @@ from .playback import (
     Answer,
     Fault,
     Playback,
-    PlaybackError,
     answer_completions,
-    check_playable,
+    answer_control,
     error_playback,
-    json_playback,
-    method_not_allowed,
-    no_route,
-    unknown_scenario,
 )
-from .registry import HowEnded, ScenarioRegistry, UnknownScenario
-from .scenario import Scenario
+from .registry import HowEnded, ScenarioRegistry
 from .wire import LAST_CHUNK, frame_chunk
 
 DEFAULT_HOST = "127.0.0.1"
@@ -52,7 +44,6 @@ _READ_SIZE = 64 * 1024
 # of a thousand connects (a load test) wait out SYN retransmits, seconds each.
 _LISTEN_BACKLOG = 1024
 _LINGER_S = 1.0  # how long to drain input before closing on a rejected request
-_CONTROL_PREFIX = "/_scenarios"
 _log = logging.getLogger(__name__)
 
 
@@ -267,66 +258,14 @@ class _Connection:
         )
         if answer is not None:
             return await self._play(answer)
-        if request.path == "/_health":
-            if request.method != "GET":
-                return await self._send_response(method_not_allowed(request.method, "GET"))
-            return await self._send_response(json_playback(200, {"status": "ok"}))
-        if request.path == _CONTROL_PREFIX or request.path.startswith(_CONTROL_PREFIX + "/"):
-            return await self._send_response(self._control(request))
-        return await self._send_response(no_route(request.path))
-
-    def _control(self, request: _Request) -> Playback:
-        parts = request.path.removeprefix(_CONTROL_PREFIX).strip("/").split("/")
-        match parts, request.method:
-            case [""], "GET":
-                return json_playback(200, {"scenarios": self._scenario_list()})
-            case [""], _:
-                return method_not_allowed(request.method, "GET")
-            case [scenario_id], "PUT":
-                return self._put_scenario(scenario_id, request.body)
-            case [scenario_id], "GET":
-                return self._with_scenario(scenario_id, self._scenario_json)
-            case [_], _:
-                return method_not_allowed(request.method, "GET, PUT")
-            case [scenario_id, "requests"], "GET":
-                return self._with_scenario(scenario_id, self._request_log)
-            case [scenario_id, "requests"], "DELETE":
-                return self._with_scenario(scenario_id, self._clear_request_log)
-            case [_, "requests"], _:
-                return method_not_allowed(request.method, "GET, DELETE")
-        return no_route(request.path)
-
-    # --- the control API ----------------------------------------------------------------
-
-    def _scenario_list(self) -> list[JsonValue]:
-        return [{"id": id_, "base_url": self._server.base_url(id_)} for id_ in self._registry.ids()]
-
-    def _with_scenario(self, scenario_id: str, answer: Callable[[str], Playback]) -> Playback:
-        try:
-            return answer(scenario_id)
-        except UnknownScenario:
-            return unknown_scenario(scenario_id)
-
-    def _scenario_json(self, scenario_id: str) -> Playback:
-        return json_playback(200, self._registry.get(scenario_id).model_dump(mode="json"))
-
-    def _request_log(self, scenario_id: str) -> Playback:
-        records = self._registry.requests(scenario_id)
-        return json_playback(200, {"requests": [r.model_dump(mode="json") for r in records]})
-
-    def _clear_request_log(self, scenario_id: str) -> Playback:
-        self._registry.clear_requests(scenario_id)
-        return json_playback(204, None)
-
-    def _put_scenario(self, scenario_id: str, body: bytes) -> Playback:
-        try:
-            scenario = _parse_scenario(scenario_id, body)
-        except _Rejected as rejected:
-            return error_playback(rejected.status, rejected.message)
-        is_new = scenario_id not in self._registry.ids()
-        self._registry.register(scenario)
-        summary: JsonValue = {"id": scenario_id, "base_url": self._server.base_url(scenario_id)}
-        return json_playback(201 if is_new else 200, summary)
+        control = answer_control(
+            self._registry,
+            method=request.method,
+            path=request.path,
+            body=request.body,
+            base_url=self._server.base_url,
+        )
+        return await self._send_response(control)
 
     # --- playing an attempt -------------------------------------------------------------
 
@@ -508,34 +447,6 @@ def _request(head: h11.Request, body: bytes) -> _Request:
         body=body,
         keep_alive=keep_alive,
     )
-
-
-def _parse_scenario(scenario_id: str, body: bytes) -> Scenario:
-    """The scenario a PUT body describes; raises _Rejected with a readable reason."""
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise _Rejected(400, f"the body is not JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise _Rejected(422, "the body must be a JSON object (a scenario)")
-    if data.setdefault("id", scenario_id) != scenario_id:
-        raise _Rejected(422, f"the body's id {data['id']!r} differs from the URL's {scenario_id!r}")
-    try:
-        scenario = Scenario.model_validate(data)
-        check_playable(scenario)
-    except ValidationError as error:
-        raise _Rejected(422, _describe_validation_error(error)) from None
-    except PlaybackError as error:
-        raise _Rejected(422, f"the scenario cannot be played: {error}") from None
-    return scenario
-
-
-def _describe_validation_error(error: ValidationError) -> str:
-    problems = [
-        f"{'.'.join(str(part) for part in problem['loc']) or '(scenario)'}: {problem['msg']}"
-        for problem in error.errors(include_url=False)
-    ]
-    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(problems)
 
 
 def _url_host(host: str) -> str:
