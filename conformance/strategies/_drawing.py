@@ -1,7 +1,10 @@
 """Helpers the strategies share: cached small strategies and the JSON shapes they build.
 
 Strategies are built once and reused: a fresh strategy object is validated on its first
-draw, which would otherwise be most of the cost of a draw.
+draw, which would otherwise be most of the cost of a draw. Hypothesis memoises
+``integers``, ``lists`` and ``booleans`` too, but its lookup hashes the arguments on every
+call (about 5 us, against 0.05 us here): without these caches, drawing G, H and R cases
+took 3-4% longer.
 """
 
 from __future__ import annotations
