@@ -6,6 +6,8 @@ import dataclasses
 import email.utils
 import json
 import re
+from datetime import UTC
+from typing import Any
 
 from fakeprovider.scenario import ErrorResponse
 from fakeprovider.wire import error_body
@@ -24,20 +26,25 @@ _QUOTA_WORDING = re.compile(
     re.IGNORECASE,
 )
 _CONTEXT_WORDING = re.compile(
-    r"context[ _-]length[ _-]exceeded|maximum context length|context window"
-    r"|too large for (the )?model('s)? context",
+    r"context[ _-]length[ _-]exceeded|maximum context length"
+    r"|exceed(ed|s)? (the )?(model('s)? )?context window"
+    r"|too large for (the )?(model('s)? )?context",
     re.IGNORECASE,
 )
 
 
 def classify_status(status: int, detail: str) -> str:
-    """The canonical code of a non-2xx response; the first matching rule wins (H1)."""
+    """The canonical code of a non-2xx response; the first matching rule wins (H1).
+
+    The wording is read with every run of whitespace as one space.
+    """
+    wording = " ".join(detail.split())
     rules: tuple[tuple[bool, str], ...] = (
         (status in (401, 403), AUTH),
         (status == 413, INVALID_REQUEST),
-        (bool(_QUOTA_WORDING.search(detail)), QUOTA),
+        (bool(_QUOTA_WORDING.search(wording)), QUOTA),
         (status == 429, RATE_LIMIT),
-        (status == 400 and bool(_CONTEXT_WORDING.search(detail)), CONTEXT_WINDOW_EXCEEDED),
+        (status == 400 and bool(_CONTEXT_WORDING.search(wording)), CONTEXT_WINDOW_EXCEEDED),
         (status == 400, INVALID_REQUEST),
         (status >= 500, SERVER),
     )
@@ -45,31 +52,51 @@ def classify_status(status: int, detail: str) -> str:
 
 
 def error_detail(body: bytes) -> str:
-    """The error's code, type and message joined, as the classification reads them."""
+    """The wording the classification reads in an error body: its error object's, a bare
+    error string, or else the whole body as text (UTF-8)."""
+    text = body.decode("utf-8", errors="replace")
     try:
-        parsed = json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", errors="replace")
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
     error = parsed.get("error") if isinstance(parsed, dict) else None
-    if not isinstance(error, dict):
-        return body.decode("utf-8", errors="replace")
-    return " ".join(str(error[key]) for key in ("code", "type", "message") if error.get(key))
+    if isinstance(error, str):
+        return error
+    return error_object_detail(error) if isinstance(error, dict) else text
+
+
+def error_object_detail(error: dict[str, Any]) -> str:
+    """An error object's code, type and message joined; only strings and integers count."""
+    parts = (error.get(key) for key in ("code", "type", "message"))
+    return " ".join(str(part) for part in parts if _is_wording(part))
+
+
+def _is_wording(part: Any) -> bool:
+    return isinstance(part, str | int) and not isinstance(part, bool) and bool(part)
 
 
 def retry_after_ms(headers: dict[str, str], now: float) -> float | None:
-    """Retry-After as milliseconds: seconds or an HTTP date; zero, past or junk is None."""
+    """Retry-After as milliseconds: seconds or an HTTP date (GMT); zero, past, infinite or
+    junk is None."""
     value = _header(headers, "retry-after").strip()
     if not value:
         return None
-    if value.isdigit():
-        delay = int(value) * 1000.0 if len(value) < 16 else float("inf")
+    if _is_delay_seconds(value):
+        delay = float(value) * 1000.0  # inf (ignored below) only for ~306 digits or more
     else:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+            if when.tzinfo is None:  # asctime and "-0000" carry no zone: HTTP-dates are GMT
+                when = when.replace(tzinfo=UTC)
+            delay = (when.timestamp() - now) * 1000.0
+        except (TypeError, ValueError, OverflowError):
             return None
-        delay = (when.timestamp() - now) * 1000.0
     return delay if 0 < delay < float("inf") else None
+
+
+def _is_delay_seconds(value: str) -> bool:
+    """RFC 9110 delay-seconds: ASCII digits only (``"²".isdigit()`` is true)."""
+    return value.isascii() and value.isdigit()
 
 
 def _header(headers: dict[str, str], name: str) -> str:
@@ -96,7 +123,7 @@ def _status_failure(
     features = {"http-error"}
     if after is not None:
         features.add("retry-after")
-        if not _header(headers, "retry-after").strip().isdigit():
+        if not _is_delay_seconds(_header(headers, "retry-after").strip()):
             features.add("retry-after-date")
     return ExpectedAttempt(
         number, "error", code, retry_after_ms=after, status=status, features=frozenset(features)

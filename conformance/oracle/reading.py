@@ -20,7 +20,7 @@ from fakeprovider.scenario import (
 
 from ..codes import EMPTY_RESPONSE, MALFORMED_RESPONSE, MALFORMED_TOOL_CALL, SERVER
 from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
-from .http_errors import classify_status
+from .http_errors import classify_status, error_object_detail
 from .outcome import ExpectedAttempt
 
 _FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
@@ -337,13 +337,14 @@ def _count(container: dict[str, Any], key: str, *, required: bool) -> int | None
 
 
 def _error_object_code(error: Any) -> str:
-    """A provider error sent as a payload: its status, when it names one, decides the code."""
+    """A provider error sent as a payload: its status, when it names one, decides the code,
+    with the wording read as in an error body."""
     if not isinstance(error, dict):
         return SERVER
     for key in ("status", "code"):
         value = error.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
-            return classify_status(value, str(error.get("message") or ""))
+            return classify_status(value, error_object_detail(error))
     return SERVER
 
 

@@ -16,6 +16,7 @@ from conformance.events import RetryPolicy, ToolCallBlock
 from conformance.oracle import (
     SUCCESS_REASONS,
     classify_status,
+    error_detail,
     expect_disagreements,
     expected_outcome,
     retry_after_ms,
@@ -101,6 +102,11 @@ def test_last_usage_wins_and_is_disjoint() -> None:
     }
 
 
+def test_error_object_wording_is_read_as_in_an_error_body() -> None:
+    error = {"code": 429, "type": "insufficient_quota", "message": "try later"}
+    assert outcome_of(stream().chunk({"error": error}, envelope=False).done()).code == "QUOTA"
+
+
 def test_retry_policy_decides_the_attempts() -> None:
     scenario = (
         ScenarioBuilder("s")
@@ -128,10 +134,29 @@ def test_retry_policy_decides_the_attempts() -> None:
         (503, "", "SERVER"),
         (402, "", "HTTP_402"),
         (422, "", "HTTP_422"),
+        # Decisions where the spec is silent (docs/decisions.md).
+        (429, "You exceeded  your\ncurrent quota", "QUOTA"),
+        (400, "the context window of this model is 8192 tokens", "INVALID_REQUEST"),
+        (400, "input exceeded the model's context window", "CONTEXT_WINDOW_EXCEEDED"),
+        (400, "request too large for the context", "CONTEXT_WINDOW_EXCEEDED"),
     ],
 )
 def test_status_classification(status: int, detail: str, code: str) -> None:
     assert classify_status(status, detail) == code
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b'{"error": {"code": "insufficient_quota", "message": "no"}}', "insufficient_quota no"),
+        (b'{"error": {"code": true, "type": ["quota"], "message": 7}}', "7"),
+        (b'{"error": "exceeds\\nyour quota"}', "exceeds\nyour quota"),
+        (b'{"error": ["insufficient_quota"]}', '{"error": ["insufficient_quota"]}'),
+        (b"[" * 100_000, "[" * 100_000),
+    ],
+)
+def test_error_detail(body: bytes, detail: str) -> None:
+    assert error_detail(body) == detail
 
 
 def test_retry_after_values() -> None:
@@ -141,6 +166,16 @@ def test_retry_after_values() -> None:
     assert retry_after_ms({"retry-after": "not-a-date"}, now=0) is None
     assert retry_after_ms({"retry-after": "Thu, 01 Jan 1970 00:00:03 GMT"}, now=0) == 3000
     assert retry_after_ms({"retry-after": "Thu, 01 Jan 1970 00:00:03 GMT"}, now=10) is None
+    # Decisions where the spec is silent (docs/decisions.md).
+    assert retry_after_ms({"retry-after": "0000000000000002"}, now=0) == 2000
+    assert retry_after_ms({"retry-after": "1" + "0" * 17}, now=0) == 1e20
+    assert retry_after_ms({"retry-after": "\u00b2"}, now=0) is None
+    assert retry_after_ms({"retry-after": "\u0663"}, now=0) is None
+    assert retry_after_ms({"retry-after": "Thu Jan  1 00:00:03 1970"}, now=0) == 3000
+    assert (
+        retry_after_ms({"retry-after": "Thu, 01 Jan 1970 99999999999999999999:00:03 GMT"}, now=0)
+        is None
+    )
 
 
 def test_sse_payloads_whole_body() -> None:

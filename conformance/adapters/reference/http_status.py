@@ -14,19 +14,21 @@ from email.utils import parsedate_to_datetime
 from conformance import codes
 from conformance.adapters.reference.failure import Failure
 
+# Words are separated by any run of whitespace; where the harness accepts `[ _-]`, by such a
+# run, `_` or `-`.
 _QUOTA_WORDING = re.compile(
-    r"insufficient[ _-](?:quota|balance|credits?)"
-    r"|(?:quota|usage limit)[ _-](?:exceeded|exhausted|reached)"
+    r"insufficient(?:\s+|[_-])(?:quota|balance|credits?)"
+    r"|(?:quota|usage\s+limit)(?:\s+|[_-])(?:exceeded|exhausted|reached)"
     r"|exceed(?:ed|s)?\s+(?:(?:your|the)\s+)?(?:current\s+)?quota"
     r"|(?:balance|credits?)\s+(?:exhausted|depleted)"
-    r"|out of (?:credits?|budget)",
+    r"|out\s+of\s+(?:credits?|budget)",
     re.IGNORECASE,
 )
 _CONTEXT_WINDOW_WORDING = re.compile(
-    r"context[ _-]length[ _-]exceeded"
-    r"|maximum context length"
-    r"|exceeds? (?:the )?(?:model(?:'s)? )?context window"
-    r"|too large for (?:the )?(?:model(?:'s)? )?context",
+    r"context(?:\s+|[_-])length(?:\s+|[_-])exceeded"
+    r"|maximum\s+context\s+length"
+    r"|exceed(?:ed|s)?\s+(?:the\s+)?(?:model(?:'s)?\s+)?context\s+window"
+    r"|too\s+large\s+for\s+(?:the\s+)?(?:model(?:'s)?\s+)?context",
     re.IGNORECASE,
 )
 _DELAY_SECONDS = re.compile(r"[0-9]+")  # RFC 9110 delay-seconds: digits only
@@ -108,9 +110,9 @@ def _read_error_body(body: bytes) -> tuple[str | None, str]:
         document = json.loads(text)
     except (ValueError, RecursionError):
         return None, text
-    if isinstance(document, dict) and document.get("error") is not None:
+    if isinstance(document, dict) and isinstance(document.get("error"), dict | str):
         return _describe_error(document["error"])
-    return None, text  # JSON without an error object: classify on the raw text
+    return None, text  # JSON without an error object or string: classify on the raw text
 
 
 def _describe_error(error: object) -> tuple[str | None, str]:

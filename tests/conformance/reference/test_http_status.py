@@ -70,6 +70,11 @@ def code_of(status: int, body: bytes = b"") -> str:
         (408, b"", "HTTP_408"),
         (418, b"", "HTTP_418"),
         (422, error_body("unprocessable"), "HTTP_422"),
+        # Decisions where the spec is silent (docs/decisions.md).
+        (429, error_body("You exceeded  your\ncurrent quota"), "QUOTA"),
+        (400, error_body("the context window of this model is 8192 tokens"), "INVALID_REQUEST"),
+        (400, error_body("input exceeded the context window"), "CONTEXT_WINDOW_EXCEEDED"),
+        (429, json.dumps({"error": ["insufficient_quota"]}).encode(), "QUOTA"),
     ],
 )
 def test_status_mapping(status: int, body: bytes, code: str) -> None:
@@ -136,6 +141,12 @@ def test_retry_after_ms_header_is_not_read() -> None:
         (http_date(NOW - 60), None),
         (http_date(NOW), None),
         ("Thu, 01 Jan 1970 00:00:00 GMT", None),
+        # Decisions where the spec is silent (docs/decisions.md).
+        ("0000000000000002", 2000.0),
+        ("1" + "0" * 17, 1e20),
+        ("\u00b2", None),  # "²".isdigit() is true, but delay-seconds is ASCII digits
+        ("\u0663", None),
+        ("Sun, 06 Nov 1994 99999999999999999999:49:37 GMT", None),
     ],
 )
 def test_parse_retry_after(value: str, expected: float | None) -> None:
