@@ -20,8 +20,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conformance import codes, oracle
 from conformance.adapters.reference import (
