@@ -8,6 +8,7 @@ import { AttemptFailure, fail } from './failure.js';
 import { codeForStatus, errorDetail, parseRetryAfter } from './classify.js';
 import { EventStreamDecoder } from './event-stream.js';
 import { log } from './protocol.js';
+import { stopWatching, watchNextRequest } from './socket-watch.js';
 
 /** Aborts the request when no byte arrives for `idleMs`, or when the case deadline passes. */
 class Watchdog {
@@ -45,21 +46,23 @@ export async function runAttempt({ url, apiKey, body, idleMs, deadline, emit }) 
   const controller = new AbortController();
   const watchdog = new Watchdog(controller, idleMs, deadline);
   const assembler = new Assembler();
+  const socket = watchNextRequest();
   let failure = null;
   try {
-    const finish = await exchange({ url, apiKey, body, controller, watchdog, assembler, emit });
+    const finish = await exchange({ url, apiKey, body, controller, watchdog, assembler, socket, emit });
     if (finish.reason === 'error') failure = new AttemptFailure(finish.code, finish.message);
   } catch (error) {
     failure = toFailure(error, watchdog);
     for (const event of assembler.failed(failure.code, failure.message)) emit(event);
   } finally {
+    stopWatching(socket);
     watchdog.stop();
     controller.abort(); // nothing after [DONE] or a failure is read; the connection is closed
   }
   return failure;
 }
 
-async function exchange({ url, apiKey, body, controller, watchdog, assembler, emit }) {
+async function exchange({ url, apiKey, body, controller, watchdog, assembler, socket, emit }) {
   const response = await fetch(url, {
     method: 'POST',
     headers: {
@@ -86,6 +89,11 @@ async function exchange({ url, apiKey, body, controller, watchdog, assembler, em
   for (;;) {
     const { value, done } = reader ? await reader.read() : { done: true };
     watchdog.kick();
+    if (done && socket.error) {
+      // A body delimited by the connection's close was cut by a reset: fetch calls that a
+      // clean end, the socket says otherwise (socket-watch.js).
+      throw fail('TRANSPORT', `connection reset mid-body: ${describe(socket.error)}`);
+    }
     const payloads = done ? decoder.end() : decoder.push(value);
     for (const payload of payloads) {
       if (payload === '[DONE]') {
