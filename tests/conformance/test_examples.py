@@ -1,4 +1,5 @@
-"""The example subprocess adapters (Node.js, stdlib Python) pass the whole bundled corpus."""
+"""The example subprocess adapters (Node.js, stdlib Python, the independent Node.js one) pass
+the whole bundled corpus."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]
+INDEPENDENT = REPO / "examples/independent-node-adapter"
 EXAMPLES = {
     "node": ["node", str(REPO / "examples/node-adapter/adapter.js")],
     "python": [sys.executable, str(REPO / "examples/python-adapter/adapter.py")],
+    # Written from the docs alone, on eventsource-parser: needs `npm ci` in its folder
+    # (scripts/test runs it).
+    "independent-node": ["node", str(INDEPENDENT / "main.js")],
 }
 
 
@@ -35,6 +40,8 @@ def test_example_adapter_passes_every_invariant(language: str) -> None:
     command = EXAMPLES[language]
     if shutil.which(command[0]) is None:
         pytest.fail(f"{command[0]} is not installed; the examples need it")
+    if language == "independent-node" and not (INDEPENDENT / "node_modules").is_dir():
+        pytest.fail(f"its dependencies are not installed: npm ci --prefix {INDEPENDENT}")
     result = asyncio.run(run_example(command))
     problems = [
         f"{case.case} {invariant}: {verdict.verdict} {verdict.reason}"
