@@ -161,17 +161,21 @@ export class Assembler {
   }
 }
 
-function count(value, what) {
-  if (absent(value)) return undefined;
+function count(value, what, { required = false } = {}) {
+  if (absent(value) && !required) return undefined;
   if (!Number.isInteger(value)) throw fail('MALFORMED_RESPONSE', `usage ${what} is not an integer: ${preview(value)}`);
   return value;
 }
 
-/** C4: disjoint usage. Optional fields appear exactly when the wire sent them. */
+/**
+ * C4: disjoint usage. `prompt_tokens` and `completion_tokens` must be integers (a usage
+ * without them has the wrong shape); the cached and reasoning counts are optional and
+ * appear in the event exactly when the wire sent them.
+ */
 export function mapUsage(usage) {
   if (!isObject(usage)) throw fail('MALFORMED_RESPONSE', '`usage` is not an object');
-  const prompt = count(usage.prompt_tokens, 'prompt_tokens') ?? 0;
-  const completion = count(usage.completion_tokens, 'completion_tokens') ?? 0;
+  const prompt = count(usage.prompt_tokens, 'prompt_tokens', { required: true });
+  const completion = count(usage.completion_tokens, 'completion_tokens', { required: true });
   const promptDetails = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
   const completionDetails = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
   const cached =

@@ -93,6 +93,8 @@ test('shapes that are not a chunk fail MALFORMED_RESPONSE; an error object fails
   assert.equal(failure({ choices: {} }), 'MALFORMED_RESPONSE');
   assert.equal(failure({ choices: [null] }), 'MALFORMED_RESPONSE');
   assert.equal(failure({ choices: [], usage: { prompt_tokens: 1.5, completion_tokens: 1 } }), 'MALFORMED_RESPONSE');
+  assert.equal(failure({ choices: [], usage: { completion_tokens: 1 } }), 'MALFORMED_RESPONSE');
+  assert.equal(failure({ choices: [], usage: { prompt_tokens: 3, completion_tokens: null } }), 'MALFORMED_RESPONSE');
   assert.equal(failure({ error: { message: 'boom', type: 'server_error' } }), 'SERVER');
   assert.equal(failure({ choices: [], error: { message: 'slow down', code: 429 } }), 'RATE_LIMIT');
   assert.equal(failure({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: null }] } }] }), null);
