@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 
 Transport = Literal["loopback", "in-process"]
 TRANSPORTS: Final[tuple[Transport, ...]] = ("loopback", "in-process")
+Contract = Literal["harness", "interop"]  # conformance.verdicts', spelled here to stay lazy
+CONTRACTS: Final[tuple[Contract, ...]] = ("harness", "interop")
 ROOT_NAME: Final = "conformance"  # the first part of every item's node id
 NOT_EXERCISED: Final = "not exercised in this run"
 MAX_EVENT_LINES: Final = 40  # observed events quoted in a failure
@@ -87,6 +89,7 @@ class Settings:
     fixtures: tuple[Path, ...]
     strict: bool
     transport: Transport
+    contract: Contract = "harness"
 
     @property
     def adapter_label(self) -> str:
@@ -95,7 +98,7 @@ class Settings:
     def options(self) -> RunOptions:
         from .options import RunOptions
 
-        return RunOptions(strict=self.strict, transport=self.transport)
+        return RunOptions(strict=self.strict, transport=self.transport, contract=self.contract)
 
     def replay(self, case: str) -> str:
         """The ``conformance run`` command that replays one case outside pytest."""
@@ -110,6 +113,8 @@ class Settings:
             words.append("--strict")
         if self.transport != "loopback":
             words += ["--transport", self.transport]
+        if self.contract != "harness":
+            words += ["--contract", self.contract]
         return shlex.join([*words, "-k", case])
 
 
@@ -141,6 +146,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Non-strict verdicts fail instead of xfail.",
     )
     group.addoption(
+        "--conformance-contract",
+        choices=CONTRACTS,
+        help="harness (default): the notes' invariants and the harness's own rules; "
+        "interop: fail only where the adapter loses, corrupts or invents what the provider "
+        "sent, crashes or hangs.",
+    )
+    group.addoption(
         "--conformance-transport",
         choices=TRANSPORTS,
         help="How the adapter reaches the fake provider (default: loopback).",
@@ -150,6 +162,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_fixtures", "Fixture files or directories.", type="paths")
     parser.addini("conformance_strict", "Non-strict verdicts fail.", type="bool", default=False)
     parser.addini("conformance_transport", "loopback or in-process.", default="")
+    parser.addini("conformance_contract", "harness or interop.", default="")
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -168,7 +181,17 @@ def read_settings(config: pytest.Config) -> Settings | None:
         fixtures=_fixture_paths(config),
         strict=bool(config.getoption("conformance_strict") or config.getini("conformance_strict")),
         transport=_transport(config),
+        contract=_contract(config),
     )
+
+
+def _contract(config: pytest.Config) -> Contract:
+    chosen = config.getoption("conformance_contract") or config.getini("conformance_contract")
+    if chosen in ("", None):
+        return "harness"
+    if chosen not in CONTRACTS:
+        raise pytest.UsageError(f"conformance_contract: {chosen!r}, not one of {CONTRACTS}")
+    return cast(Contract, chosen)
 
 
 def _adapter_choice(config: pytest.Config) -> tuple[str, str]:
@@ -328,7 +351,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .invariants import CATALOGUE
 
     families = sorted({invariant.family for invariant in CATALOGUE.values()})
-    levels = sorted({invariant.level for invariant in CATALOGUE.values()})
+    levels = sorted({invariant.level_in(settings.contract) for invariant in CATALOGUE.values()})
     for family in families:
         config.addinivalue_line("markers", f"{family}: streamconform invariant family {family}")
     for level in levels:
@@ -343,7 +366,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     fixtures = ", ".join(map(str, settings.fixtures)) or "bundled corpus"
     strict = ", strict" if settings.strict else ""
     return (
-        f"streamconform: adapter {settings.adapter_label} ({settings.transport}{strict}); "
+        f"streamconform: adapter {settings.adapter_label} "
+        f"({settings.transport}, {settings.contract} contract{strict}); "
         f"fixtures: {fixtures}"
     )
 
@@ -487,7 +511,8 @@ class ConformanceItem(pytest.Item):
 
         item = cls.from_parent(parent, name=invariant_id, case=parent.name)
         invariant = CATALOGUE.get(invariant_id)
-        markers = (invariant.family, invariant.level) if invariant else ()
+        contract = _suite(parent.config).settings.contract
+        markers = (invariant.family, invariant.level_in(contract)) if invariant else ()
         for marker in (ROOT_NAME, *markers):
             item.add_marker(marker)
         return item
@@ -535,7 +560,7 @@ def failure_text(
     from .invariants import CATALOGUE
 
     invariant = CATALOGUE.get(invariant_id)
-    level = invariant.level if invariant else "?"
+    level = invariant.level_in(settings.contract) if invariant else "?"
     lines = [f"{invariant_id} ({level}) failed on case {case.case}: {verdict.reason}"]
     if invariant is not None:
         lines.append(f"  invariant: {invariant.statement}")

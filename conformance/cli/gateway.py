@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
@@ -16,10 +17,18 @@ from fakeprovider.wire import EncodeError
 
 from ..gateway.runner import GatewayOptions, run_gateway
 from ..lint import RULES, Wire, attempt_wire
-from ..report import write_reports
 from ..results import RunResult
-from ..verdicts import ATTENTION
-from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
+from .console import print_attention, print_totals
+from .options import (
+    fixtures_option,
+    json_option,
+    report_option,
+    select_option,
+    selected_scenarios,
+    strict_option,
+    timeout_options,
+    write_outputs,
+)
 
 
 @click.command()
@@ -31,7 +40,7 @@ from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
     help="Port of the fake upstream; the gateway's upstream is http://127.0.0.1:PORT/v1.",
 )
 @fixtures_option
-@click.option("-k", "select", default=None, help="Only cases whose id contains this text.")
+@select_option
 @click.option(
     "--model-prefix",
     default=DEFAULT_MODEL_PREFIX,
@@ -41,11 +50,10 @@ from .options import VERDICT_STYLE, fixtures_option, selected_scenarios
 @click.option("--model", default=None, help="The request's model, {id} replaced (PREFIX{id}).")
 @click.option("--api-key", default="sk-test", show_default=True, help="Bearer token sent.")
 @click.option("--name", default="", help="How the reports name the gateway.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write results JSON.")
-@click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write reports.")
-@click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures.")
-@click.option("--idle-timeout", default=5.0, show_default=True, help="Seconds without a byte.")
-@click.option("--timeout", default=30.0, show_default=True, help="Seconds per case.")
+@json_option
+@report_option
+@strict_option
+@timeout_options(idle=5.0, case=30.0)
 def gateway(
     gateway_url: str,
     upstream_port: int,
@@ -86,19 +94,14 @@ def gateway(
     except OSError as error:
         raise click.ClickException(f"cannot start the fake upstream: {error}") from None
     print_gateway_summary(console, result)
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(result.to_json(), encoding="utf-8")
-        console.print(f"results: {json_path}")
-    if report_dir is not None:
-        for kind, path in write_reports(result, report_dir).items():
-            console.print(f"{kind}: {path}")
+    write_outputs(console, result, json_path, report_dir)
     sys.exit(1 if result.failed else 0)
 
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:
     """Per rule, how many cases held, and every case the gateway broke or changed."""
-    console.print(f"[bold]{result.adapter.get('name')}[/] — {len(result.cases)} cases")
+    name = escape(str(result.adapter.get("name")))
+    console.print(f"[bold]{name}[/] — {len(result.cases)} cases")
     table = Table("rule", "level", "statement", "fail", "non-strict", "info", "pass")
     entries = {entry["id"]: entry for entry in result.catalogue}
     for rule_id, counts in result.per_invariant().items():
@@ -112,16 +115,8 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
             str(counts["pass"]),
         )
     console.print(table)
-    for case in result.cases:
-        for rule_id, verdict in case.verdicts.items():
-            if verdict.verdict in ATTENTION:
-                style = VERDICT_STYLE[verdict.verdict]
-                console.print(
-                    f"[{style}]{verdict.verdict}[/] {case.case} {rule_id}: {verdict.reason}",
-                    highlight=False,
-                )
-    totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
-    console.print(f"[bold]{'FAILED' if result.failed else 'OK'}[/]: {totals}")
+    print_attention(console, result)
+    print_totals(console, result)
 
 
 @click.command()
@@ -172,6 +167,3 @@ def _wires(path: Path) -> list[tuple[str, Wire]]:
     except (OSError, EncodeError) as error:
         click.echo(f"{path}: {error}", err=True)
     sys.exit(2)
-
-
-COMMANDS = (gateway, lint)

@@ -32,7 +32,9 @@ from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
-from .options import VERDICT_STYLE
+from ..verdicts import Contract
+from .console import VERDICT_STYLE, transient_progress
+from .options import contract_option, strict_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,7 +53,8 @@ _ADAPTER_OPTIONS = (
         show_default=True,
         help="auto: in process for a Python adapter that takes an http_client.",
     ),
-    click.option("--strict", is_flag=True, help="Non-strict verdicts count as failures."),
+    strict_option,
+    contract_option,
 )
 
 
@@ -69,11 +72,16 @@ def generated_cases(count: int, seed: int | None) -> tuple[list[Scenario], int]:
 
 
 def _open_runner(
-    stack: ExitStack, target: str | None, command: str | None, transport: str, strict: bool
+    stack: ExitStack,
+    target: str | None,
+    command: str | None,
+    transport: str,
+    strict: bool,
+    contract: Contract,
 ) -> CaseRunner:
     if target and command:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
-    options = replace(GENERATED_OPTIONS, strict=strict)
+    options = replace(GENERATED_OPTIONS, strict=strict, contract=contract)
     runner = CaseRunner(target, command, options, transport=_TRANSPORTS[transport])
     try:
         return stack.enter_context(runner)
@@ -109,6 +117,7 @@ def fuzz(
     adapter_cmd: str | None,
     transport: str,
     strict: bool,
+    contract: Contract,
     chosen: tuple[str, ...],
     profile: str,
     seed: int | None,
@@ -117,7 +126,9 @@ def fuzz(
 ) -> None:
     """Generate adversarial streams per invariant family; shrink every failure.
 
-    Exits 0 when every family's property holds.
+    A generated case fails on any failing verdict, headlined by the invariant that owns its
+    root cause; non-strict verdicts fail only with --strict. Exits 0 when every family's
+    property holds.
     """
     known = families()
     unknown = [family for family in chosen if family not in known]
@@ -131,14 +142,17 @@ def fuzz(
     console = Console()
     runs: list[FamilyRun] = []
     with ExitStack() as stack:
-        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict)
+        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
         _line(
             console,
             f"[bold]{escape(runner.session.hello.name)}[/] over {runner.transport}; "
-            f"--hypothesis-profile {profile} --seed {seed}",
+            f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
         )
         for family in chosen or known:
-            run = check_family(runner, family, settings=settings, seed=seed)
+            with _FamilyProgress(family, settings.max_examples) as progress:
+                run = check_family(
+                    runner, family, settings=settings, seed=seed, on_example=progress.advance
+                )
             runs.append(run)
             _print_family(console, run)
             if run.failure is not None and save_failures is not None:
@@ -147,6 +161,24 @@ def fuzz(
                 _line(console, escape(f"  replay: conformance replay {path} {runner.invocation}"))
     console.print(_summary(runs))
     sys.exit(0 if all(run.passed for run in runs) else 1)
+
+
+class _FamilyProgress:
+    """A transient line on stderr while a family runs: examples so far, the last verdict."""
+
+    def __init__(self, family: str, examples: int) -> None:
+        self._progress = transient_progress("examples (shrinking counts too)")
+        self._task = self._progress.add_task(family, total=examples)
+
+    def __enter__(self) -> _FamilyProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._progress.stop()
+
+    def advance(self, run: FamilyRun) -> None:
+        self._progress.update(self._task, completed=run.examples)
 
 
 def _line(console: Console, markup: str) -> None:
@@ -224,6 +256,7 @@ def replay(
     adapter_cmd: str | None,
     transport: str,
     strict: bool,
+    contract: Contract,
 ) -> None:
     """Re-run fixtures, such as a saved failure of `conformance fuzz`; print every verdict.
 
@@ -238,20 +271,20 @@ def replay(
     console = Console()
     failed = False
     with ExitStack() as stack:
-        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict)
+        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
         for scenario in scenarios:
             result = runner.run(scenario)
-            _print_verdicts(console, result)
+            _print_verdicts(console, result, contract)
             failed = failed or result.worst == "fail"
     sys.exit(1 if failed else 0)
 
 
-def _print_verdicts(console: Console, result: CaseResult) -> None:
+def _print_verdicts(console: Console, result: CaseResult, contract: Contract) -> None:
     """One line per verdict, as `conformance run` prints failures."""
     ended = "" if result.status == "completed" else f" ({result.status}: {result.detail})"
     _line(console, f"[bold]{escape(result.case)}[/]{escape(ended)}")
     for name, verdict in result.verdicts.items():
-        level = CATALOGUE[name].level if name in CATALOGUE else "?"
+        level = CATALOGUE[name].level_in(contract) if name in CATALOGUE else "?"
         reason = f": {escape(verdict.reason)}" if verdict.reason else ""
         _line(
             console,

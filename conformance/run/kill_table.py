@@ -13,9 +13,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rich.markup import escape
-from rich.table import Table
-
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import PythonAdapterSession, load_python_adapter
@@ -190,30 +187,3 @@ def _breaches(case: CaseResult) -> list[Breach]:
 def _catalogue_order(invariant: str) -> int:
     order = list(CATALOGUE)
     return order.index(invariant) if invariant in order else len(order)
-
-
-def render_kill_table(rows: Sequence[KillRow]) -> Table:
-    """The kill table for a terminal: one row per mutant, its kills and what else failed."""
-    table = Table("mutant", "bug", "targets", "killed by", "also failed", "cases", title="mutants")
-    for row in rows:
-        status = "[green]killed[/]" if row.killed else "[bold red]survived[/]"
-        killed_by = [
-            f"{target} ({len(row.cases_killing(target))} cases)" for target in row.killed_by
-        ]
-        if row.survived:
-            killed_by.append(f"[red]missed: {', '.join(row.survived)}[/]")
-        if row.timeout_only:
-            killed_by.append(f"[yellow]only by timeout: {', '.join(row.timeout_only)}[/]")
-        others = [invariant for invariant in row.failed if invariant not in row.targets]
-        cut_off = f"\n[yellow]{len(row.timed_out)} cut off[/]" if row.timed_out else ""
-        table.add_row(
-            f"{row.mutant}\n{status}",
-            escape(row.bug),
-            ", ".join(row.targets),
-            "\n".join(killed_by),
-            ", ".join(others) or "·",
-            f"{len(row.cases)}{cut_off}",
-        )
-    killed = sum(row.killed for row in rows)
-    table.caption = f"{killed}/{len(rows)} mutants killed by their target invariants"
-    return table

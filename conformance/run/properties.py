@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import hypothesis
@@ -76,15 +76,19 @@ def scenario_size(scenario: Scenario) -> ScenarioSize:
 _SILENT = (PauseStep, *TERMINAL_STEPS)  # steps that write no bytes
 
 
-def breaches(result: CaseResult, invariants: Iterable[str]) -> tuple[Breach, ...]:
-    """The verdicts of ``invariants`` in ``result`` that break the property."""
-    wanted = set(invariants)
-    found = (
+def breaches(result: CaseResult, invariants: Iterable[str] | None = None) -> tuple[Breach, ...]:
+    """The verdicts that break the property: any failure of the case, under the invariant
+    that owns its root cause (a crash while fuzzing tool calls is G1's, not T4's); or, where
+    ``invariants`` names targets (a mutant's), each target caught, non-strict on a SHOULD
+    included."""
+    found = [
         Breach(name, result.case, verdict.verdict, verdict.reason, result.status == "completed")
         for name, verdict in result.verdicts.items()
-        if name in wanted
-    )
-    return tuple(breach for breach in found if breach.caught)
+    ]
+    if invariants is None:
+        return tuple(breach for breach in found if breach.verdict == "fail")
+    wanted = set(invariants)
+    return tuple(breach for breach in found if breach.invariant in wanted and breach.caught)
 
 
 class PropertyFailure(AssertionError):
@@ -145,13 +149,16 @@ def check_family(
     settings: hypothesis.settings | None = None,
     seed: int | None = None,
     invariants: Iterable[str] | None = None,
+    on_example: Callable[[FamilyRun], None] | None = None,
 ) -> FamilyRun:
-    """Run family ``family``'s property; ``invariants`` narrows it (e.g. to one target).
+    """Run family ``family``'s property; ``invariants`` narrows it to targets (a mutant's).
 
-    ``settings`` defaults to the active Hypothesis profile; ``seed`` fixes the draws
-    (otherwise they follow the profile: derandomized or random).
+    Without targets any failing verdict of a generated case breaks the property. ``settings``
+    defaults to the active Hypothesis profile; ``seed`` fixes the draws (otherwise they
+    follow the profile: derandomized or random); ``on_example`` hears of every example run.
     """
-    selected = tuple(invariants) if invariants is not None else family_invariants(family)
+    targets = tuple(invariants) if invariants is not None else None
+    selected = targets or family_invariants(family)
     run = FamilyRun(family, selected)
 
     def example(scenario: Scenario) -> None:
@@ -162,7 +169,9 @@ def check_family(
             for name, verdict in result.verdicts.items()
             if name in selected and verdict.verdict != "n/a"
         )
-        found = breaches(result, selected)
+        if on_example is not None:
+            on_example(run)
+        found = breaches(result, targets)
         if found:
             raise PropertyFailure(family, found, result, scenario)
 

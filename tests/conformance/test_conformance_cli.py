@@ -88,3 +88,20 @@ def test_list_prints_the_catalogue() -> None:
     assert result.exit_code == 0
     for invariant_id in ("G1", "C4", "T5", "E1", "S2", "H4"):
         assert invariant_id in result.output
+
+
+def test_run_judges_under_the_contract_it_is_given(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = invoke("run", "-k", "no-done", "--contract", "interop", "--json", str(out))
+    assert done.exit_code == 0, done.output
+    saved = RunResult.from_json(out.read_bytes())
+    assert saved.contract == "interop"
+    assert "interop contract" in done.output
+    assert all(entry["levels"]["harness"] for entry in saved.catalogue)
+
+
+def test_list_shows_each_level_per_contract() -> None:
+    done = invoke("list")
+    assert "harness" in done.output and "interop" in done.output
+    e1 = next(line for line in done.output.splitlines() if line.startswith("│ E1 "))
+    assert "MUST" in e1 and "INFO" in e1

@@ -15,17 +15,12 @@ from conformance.adapters.mutants import MUTANTS, Mutant
 from conformance.adapters.mutants.decoders import LineFeedOnly
 from conformance.adapters.mutants.translators import EofIsDone
 from conformance.adapters.reference.sse import SSEDecoder
+from conformance.cli.console import render_kill_table
 from conformance.invariants import CATALOGUE
 from conformance.invariants.judging import CATCH_ALL
 from conformance.options import RunOptions
 from conformance.results import RunResult
-from conformance.run.kill_table import (
-    Breach,
-    KillRow,
-    render_kill_table,
-    run_mutants,
-    run_reference,
-)
+from conformance.run.kill_table import Breach, KillRow, run_mutants, run_reference
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from conformance.adapters.mutants import MUTANTS
 from conformance.cli import main
 from conformance.invariants import CATALOGUE
+from conformance.results import CaseResult, InvariantVerdict
 from conformance.run.case_runner import CaseRunner
-from conformance.run.properties import check_family, families, family_invariants
+from conformance.run.properties import breaches, check_family, families, family_invariants
 
 # One mutant per family at least (the full kill table runs in `conformance fuzz`, by hand):
 # (mutant, the target invariant its family's property must name).
@@ -94,3 +95,26 @@ def test_a_saved_failure_replays_to_the_same_verdict(tmp_path: Path) -> None:
     assert f"  fail C4 (MUST): {reason}" in replayed.output.splitlines()
     passed = CliRunner().invoke(main, ["replay", str(saved)])
     assert passed.exit_code == 0, passed.output
+
+
+def _case(**verdicts: str) -> CaseResult:
+    return CaseResult(
+        case="gen-x",
+        status="completed",
+        duration_s=0.1,
+        verdicts={
+            k: InvariantVerdict(verdict=v, reason=f"{k} saw it") for k, v in verdicts.items()
+        },
+        events=[],
+        expected={},
+        requests=[],
+    )
+
+
+def test_a_generated_case_fails_on_failures_only_headlined_by_their_owner() -> None:
+    """Non-strict fails only with --strict (which makes it a fail when judging); a crash
+    found while fuzzing tool calls is G1's, not a T invariant's."""
+    assert breaches(_case(S7="non-strict", T4="pass")) == ()
+    crashed = breaches(_case(G1="fail", T4="n/a"))
+    assert [breach.invariant for breach in crashed] == ["G1"]
+    assert [b.invariant for b in breaches(_case(S7="non-strict"), ("S7",))] == ["S7"]  # a target

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.cli import print_summary
+from conformance.cli.console import print_summary
 from conformance.events import (
     BlockEnd,
     BlockStart,

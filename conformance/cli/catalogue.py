@@ -1,0 +1,25 @@
+"""``conformance list``: the invariant catalogue."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..invariants import CATALOGUE
+from ..verdicts import CONTRACTS
+
+
+@click.command("list")
+def list_invariants() -> None:
+    """Print the invariant catalogue, with each invariant's level under each contract."""
+    table = Table("id", *CONTRACTS, "needs", "statement", "source", show_lines=False)
+    for invariant in CATALOGUE.values():
+        table.add_row(
+            invariant.id,
+            *(invariant.level_in(contract) for contract in CONTRACTS),
+            ", ".join(invariant.needs),
+            invariant.statement,
+            invariant.source,
+        )
+    Console().print(table)

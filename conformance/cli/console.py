@@ -1,0 +1,122 @@
+"""What the commands print: verdict colours, the run summary, the kill table.
+
+Adapter- and stream-supplied text reaches the terminal through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from ..invariants import CATALOGUE
+from ..results import RetryWait, RunResult
+from ..run.kill_table import KillRow
+from ..verdicts import ATTENTION, VERDICTS, Verdict
+
+VERDICT_STYLE: dict[Verdict, str] = {
+    "pass": "green",
+    "non-strict": "yellow",
+    "info": "cyan",
+    "n/a": "dim",
+    "fail": "bold red",
+}
+
+
+def transient_progress(detail: str) -> Progress:
+    """A progress bar on stderr that is gone when done; ``detail`` is its last column."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(detail),
+        console=Console(stderr=True),
+        transient=True,
+    )
+
+
+def print_summary(console: Console, result: RunResult) -> None:
+    hello = result.adapter
+    console.print(
+        f"[bold]{escape(str(hello['name']))}[/] {escape(str(hello['version']))} — "
+        f"{len(result.cases)} cases, {result.contract} contract"
+    )
+    table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
+    for invariant_id, counts in result.per_invariant().items():
+        known = CATALOGUE.get(invariant_id)
+        level = known.level_in(result.contract) if known else "?"
+        cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
+        table.add_row(escape(invariant_id), level, *cells)
+    console.print(table)
+    _print_retries(console, result)
+    print_attention(console, result)
+    print_totals(console, result)
+
+
+def _print_retries(console: Console, result: RunResult) -> None:
+    """Each case with retries: the requests the provider saw, and every wait it measured
+    beside the spec's bounds (before the R checkers' tolerances)."""
+    cases = [case for case in result.cases if case.retry is not None]
+    if not cases:
+        return
+    table = Table("case", "requests", "waits in ms: measured (expected)", title="retries")
+    for case in cases:
+        assert case.retry is not None
+        seen, expected = case.retry.attempts_seen, case.retry.attempts_expected
+        requests = str(seen) if seen == expected else f"{seen} (expected {expected})"
+        waits = ", ".join(_wait_cell(wait) for wait in case.retry.waits) or "·"
+        table.add_row(escape(case.case), requests, waits)
+    console.print(table)
+
+
+def _wait_cell(wait: RetryWait) -> str:
+    measured = "?" if wait.measured_ms is None else f"{wait.measured_ms:.0f}"
+    low, high = wait.expected_min_ms, wait.expected_max_ms
+    if low is None or high is None:
+        return measured
+    return f"{measured} ({low:.0f})" if low == high else f"{measured} ({low:.0f}-{high:.0f})"
+
+
+def print_attention(console: Console, result: RunResult) -> None:
+    """Every verdict a reader must look at, one line each."""
+    for case in result.cases:
+        for rule_id, verdict in case.verdicts.items():
+            if verdict.verdict in ATTENTION:
+                style = VERDICT_STYLE[verdict.verdict]
+                line = f"{case.case} {rule_id}: {verdict.reason}"
+                console.print(f"[{style}]{verdict.verdict}[/] {escape(line)}", highlight=False)
+
+
+def print_totals(console: Console, result: RunResult) -> None:
+    totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
+    console.print(f"[bold]{'FAILED' if result.failed else 'OK'}[/]: {totals}")
+
+
+def render_kill_table(rows: Sequence[KillRow]) -> Table:
+    """The kill table for a terminal: one row per mutant, its kills and what else failed."""
+    table = Table("mutant", "bug", "targets", "killed by", "also failed", "cases", title="mutants")
+    for row in rows:
+        status = "[green]killed[/]" if row.killed else "[bold red]survived[/]"
+        killed_by = [
+            f"{target} ({len(row.cases_killing(target))} cases)" for target in row.killed_by
+        ]
+        if row.survived:
+            killed_by.append(f"[red]missed: {', '.join(row.survived)}[/]")
+        if row.timeout_only:
+            killed_by.append(f"[yellow]only by timeout: {', '.join(row.timeout_only)}[/]")
+        others = [invariant for invariant in row.failed if invariant not in row.targets]
+        cut_off = f"\n[yellow]{len(row.timed_out)} cut off[/]" if row.timed_out else ""
+        table.add_row(
+            f"{row.mutant}\n{status}",
+            escape(row.bug),
+            ", ".join(row.targets),
+            "\n".join(killed_by),
+            ", ".join(others) or "·",
+            f"{len(row.cases)}{cut_off}",
+        )
+    killed = sum(row.killed for row in rows)
+    table.caption = f"{killed}/{len(rows)} mutants killed by their target invariants"
+    return table

@@ -1,0 +1,31 @@
+"""``conformance mutants``: every mutant of the reference adapter, and the kill table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..options import RunOptions
+from ..run.kill_table import kill_table
+from .console import render_kill_table
+from .options import fixtures_option, selected_scenarios
+
+
+@click.command()
+@fixtures_option
+@click.option("--mutant", "names", multiple=True, help="Only these mutants (repeatable).")
+@click.option("--timeout", default=5.0, show_default=True, help="Seconds per case.")
+def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float) -> None:
+    """Run every mutant of the reference adapter and print the kill table.
+
+    Each mutant carries one realistic bug; it must be killed by the invariants it
+    targets. Exits 1 if a mutant survives or is killed only by a timeout.
+    """
+    scenarios = selected_scenarios(fixture_paths, None)
+    options = RunOptions(timeout_s=timeout, transport="in-process")
+    rows = kill_table(scenarios, options, names=names or None, focus=True)
+    Console().print(render_kill_table(rows))
+    sys.exit(0 if all(row.killed and not row.timeout_only for row in rows) else 1)
