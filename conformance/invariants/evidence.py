@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from fakeprovider.registry import RequestRecord
 from fakeprovider.scenario import Scenario
 
-from ..codes import MALFORMED_RESPONSE
+from ..codes import MALFORMED_RESPONSE, STREAM_CLOSED
 from ..events import (
     Block,
     BlockEnd,
@@ -99,6 +99,7 @@ class Evidence:
     status: CaseStatus = "completed"
     detail: str = ""  # why the case is not `completed`
     contract: Contract = "harness"  # checkers with an aspect the interop contract only records
+    timeout_s: float | None = None  # the case's bound, retries included
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -204,13 +205,20 @@ def outcome_difference(
 
 def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
     """The attempt was read another way the spec allows: a ``data:`` payload that is a
-    re-wrapped comment (``data: : …``) refused as MALFORMED_RESPONSE rather than skipped, or
-    an in-band error object surfaced as a failure under a code of the adapter's choosing
-    (S7 asks for a failure, not for a code)."""
+    re-wrapped comment (``data: : …``) refused as MALFORMED_RESPONSE rather than skipped; an
+    in-band error object surfaced as a failure under a code of the adapter's choosing (S7 asks
+    for a failure, not for a code); a reset a client cannot tell from a close; a 2xx error
+    response read as a body that is no event stream."""
     if not observed.failed:
         return False
     if "comment-as-data" in expected.features:
         return observed.code in (MALFORMED_RESPONSE, None)
+    if "reset-as-close" in expected.features:
+        return observed.code == STREAM_CLOSED
+    if expected.status is not None and 200 <= expected.status < 300:
+        # A 2xx answer that is no event stream: a status to classify, or a body that
+        # ended before any event; either way a failure.
+        return observed.code in (STREAM_CLOSED, MALFORMED_RESPONSE)
     return (
         "error-object" in expected.features
         and not expected.success

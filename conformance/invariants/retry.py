@@ -27,7 +27,13 @@ from ..events import (
     Usage,
 )
 from ..options import DEFAULT_POLICY, case_policy
-from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome, retry_decision
+from ..oracle import (
+    ExpectedAttempt,
+    ExpectedOutcome,
+    expected_outcome,
+    retry_decision,
+    wait_bounds,
+)
 from .evidence import (
     Evidence,
     ObservedAttempt,
@@ -127,13 +133,25 @@ def _decisions_kept(
                 f"it, which the policy does not retry, yet the provider saw request "
                 f"{attempt.number + 1}"
             )
-        if decision == "retry" and not retried:
+        if decision == "retry" and not retried and not _out_of_time(evidence, policy, attempt):
             return breached(
                 f"attempt {attempt.number} failed with {attempt.code} as the adapter reported "
                 f"it, which the policy retries ({attempt.number - 1} of {policy.max_retries} "
                 "retries spent), yet the provider saw no further request"
             )
     return held(f"the provider saw {len(evidence.requests)} request(s)")
+
+
+def _out_of_time(evidence: Evidence, policy: RetryPolicy, failed: ExpectedAttempt) -> bool:
+    """A retry whose shortest wait would end past the case's own time bound (ADAPTER-PROTOCOL
+    ``timeout_s``, retries included): an adapter rightly does not start it."""
+    if evidence.timeout_s is None or not evidence.requests:
+        return False
+    records = sorted(evidence.requests, key=lambda record: record.attempt)
+    last = next((r for r in records if r.attempt == failed.number), records[-1])
+    spent_ms = ((last.ended_at or last.received_at) - records[0].received_at) * 1000.0
+    wait_ms = wait_bounds(policy, failed, failed.number).lower_ms
+    return spent_ms + wait_ms >= evidence.timeout_s * 1000.0
 
 
 # --- R1-R3: what is retried, how often ------------------------------------------------------
@@ -480,11 +498,14 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
 )
 def check_visible_outcome(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+        # The last attempt the provider served: whether the adapter should have made more
+        # is R1-R3's to judge, on what it saw.
+        final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
         visible = ev.attempts[-1]
-        problem = outcome_difference(visible, ev.expected.final, ev.capabilities)
+        problem = outcome_difference(visible, final, ev.capabilities)
         if problem:
             return breached(f"after {len(ev.attempts) - 1} retry event(s): {problem}")
-        return held(f"attempt {ev.expected.final.number}'s outcome: {visible.describe()}")
+        return held(f"attempt {final.number}'s outcome: {visible.describe()}")
 
     return _judge(evidence, _retries, compare)
 

@@ -15,6 +15,7 @@ from fakeprovider.scenario import (
     FieldStep,
     LiteralStep,
     PauseStep,
+    ResetStep,
     StreamResponse,
 )
 
@@ -77,7 +78,22 @@ def _framing_features(response: StreamResponse) -> set[str]:
             features.add("framing-literal")
         elif isinstance(step, ChunkStep) and not isinstance(step.chunk.get("choices"), list):
             features.add("no-choices")
+    if _reset_looks_like_close(response):
+        features.add("reset-as-close")
     return features
+
+
+def _reset_looks_like_close(response: StreamResponse) -> bool:
+    """A reset right behind the last bytes of a close-delimited body: a client's stack may
+    hand over the bytes and report the end of the connection as a clean close (libuv does),
+    so nothing on the wire lets it tell TRANSPORT from STREAM_CLOSED."""
+    steps = response.steps
+    return (
+        response.framing.transfer == "close"
+        and bool(steps)
+        and isinstance(steps[-1], ResetStep)
+        and not (len(steps) > 1 and isinstance(steps[-2], PauseStep))
+    )
 
 
 @dataclass

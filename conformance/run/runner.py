@@ -135,6 +135,7 @@ async def judge_case(
         status=run.status,
         detail=run.detail,
         contract=options.contract,
+        timeout_s=case.timeout_s,
     )
     return _case_result(scenario, run, evidence, duration, options)
 

@@ -34,6 +34,7 @@ from conformance.invariants.judging import judge_evidence
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.oracle import ExpectedAttempt
 from conformance.verdicts import CONTRACTS, Contract
+from fakeprovider.build import ScenarioBuilder, http_error, stream
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.registry import RequestRecord
 from fakeprovider.scenario import Scenario
@@ -266,3 +267,47 @@ def test_an_empty_stop_passed_through_is_a_harness_gap_only() -> None:
     assert "E1" in failing(passed, "harness")
     assert failing(passed, "interop") == []
     assert verdicts(passed, "interop")["E1"] == "info"
+
+
+# --- readings a client cannot help ------------------------------------------------------------
+
+
+def _built(*attempts: object) -> Evidence:
+    builder = ScenarioBuilder("built")
+    for attempt in attempts:
+        builder.attempt(attempt)  # type: ignore[arg-type]
+    case = conforming_evidence(builder.build(), RunOptions())
+    return dataclasses.replace(case, requests=tuple(map(served, case.expected.attempts)))
+
+
+def test_a_reset_right_behind_a_close_delimited_body_may_read_as_a_close() -> None:
+    """libuv hands over the bytes and reports a clean end; the provider's RST is not seen."""
+    closed = stream().framing(transfer="close").role().text("Hel").reset()
+    case = _built(closed, stream().role().text("Hello").finish("stop").done())
+    seen = dataclasses.replace(
+        case,
+        events=(Finish(reason="error", code="STREAM_CLOSED"), End()),
+        requests=case.requests[:1],
+    )
+    assert failing(seen) == []  # not retried: STREAM_CLOSED is final, as the adapter saw it
+
+
+def test_a_retry_past_the_case_timeout_is_rightly_not_started() -> None:
+    case = _built(http_error(503), stream().role().text("Hi").finish("stop").done())
+    quick = dataclasses.replace(
+        case,
+        events=(Finish(reason="error", code="SERVER"), End()),
+        requests=case.requests[:1],
+    )
+    assert "R1" in failing(quick)
+    assert failing(dataclasses.replace(quick, timeout_s=0.001)) == []
+
+
+def test_a_2xx_error_response_may_be_read_as_a_body_with_no_events() -> None:
+    case = _built(http_error(200))
+    empty = dataclasses.replace(
+        case,
+        events=(Finish(reason="error", code="STREAM_CLOSED"), End()),
+        requests=case.requests[:1],
+    )
+    assert not {v for v in verdicts(empty).values()} & {"fail", "non-strict"}
