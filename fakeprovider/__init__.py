@@ -1,6 +1,7 @@
 """Scriptable fake SSE provider: scenarios, their exact bytes, a loopback server, a transport."""
 
 from .build import ABSENT, ScenarioBuilder, StreamBuilder, fault, http_error, stream
+from .errors import FakeProviderError
 from .fixtures import (
     Fixture,
     FixtureError,
@@ -10,7 +11,15 @@ from .fixtures import (
     load_fixtures,
     validate_fixtures,
 )
-from .registry import HowEnded, RequestRecord, ScenarioRegistry, UnknownScenario
+from .playback import NoScenarioSelectedError, PlaybackError
+from .recording import RecordingError
+from .registry import (
+    HowEnded,
+    RequestRecord,
+    ScenarioRegistry,
+    UnknownScenario,
+    UnknownScenarioError,
+)
 from .scenario import (
     Attempt,
     ChunkStep,
@@ -57,6 +66,7 @@ __all__ = [
     "Expect",
     "ExpectedToolCall",
     "ExpectedUsage",
+    "FakeProviderError",
     "FakeProviderServer",
     "FakeTransport",
     "FaultAttempt",
@@ -67,9 +77,12 @@ __all__ = [
     "Framing",
     "HowEnded",
     "LiteralStep",
+    "NoScenarioSelectedError",
     "PauseStep",
+    "PlaybackError",
     "Provenance",
     "RawStep",
+    "RecordingError",
     "RequestRecord",
     "ResetStep",
     "Scenario",
@@ -82,6 +95,7 @@ __all__ = [
     "StreamBuilder",
     "StreamResponse",
     "UnknownScenario",
+    "UnknownScenarioError",
     "WirePlan",
     "Write",
     "WriteSplit",

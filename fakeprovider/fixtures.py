@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .errors import FakeProviderError
 from .scenario import Scenario, StreamAttempt
 from .wire import EncodeError, encode_stream
 
@@ -42,7 +43,7 @@ class FixtureProblem:
         return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
 
 
-class FixtureError(ValueError):
+class FixtureError(FakeProviderError, ValueError):
     """One or more fixtures are malformed; ``problems`` lists each one."""
 
     def __init__(self, problems: list[FixtureProblem]) -> None:
@@ -192,7 +193,7 @@ def _read(path: Path) -> tuple[Any, _Lines]:
         raise FixtureError([FixtureProblem(path, "", reason, line)]) from None
     except yaml.YAMLError as error:
         raise FixtureError([FixtureProblem(path, "", f"invalid YAML: {error}")]) from None
-    except _UnsafeShape as error:
+    except _UnsafeShapeError as error:
         raise FixtureError([FixtureProblem(path, "", error.reason, error.line)]) from None
     lines: _Lines = {}
     if node is not None:
@@ -200,7 +201,9 @@ def _read(path: Path) -> tuple[Any, _Lines]:
     return data, lines
 
 
-class _UnsafeShape(Exception):
+class _UnsafeShapeError(FakeProviderError):
+    """YAML too deep, with a cyclic alias, or whose aliases expand it too far."""
+
     def __init__(self, reason: str, line: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -217,7 +220,7 @@ class _DepthLimitedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_FIXTURE_DEPTH:
-                raise _UnsafeShape(_too_deep(), _line(parent) if parent is not None else None)
+                raise _UnsafeShapeError(_too_deep(), _line(parent) if parent is not None else None)
             node: yaml.Node | None = super().compose_node(parent, index)
             return node
         finally:
@@ -250,7 +253,7 @@ def _check_aliases(root: yaml.Node) -> None:
     def shape(node: yaml.Node, depth: int) -> tuple[int, int]:
         key = id(node)
         if key in on_path:
-            raise _UnsafeShape("an alias refers to a node that contains it", _line(node))
+            raise _UnsafeShapeError("an alias refers to a node that contains it", _line(node))
         if key not in shapes:
             on_path.add(key)
             parts = [shape(child, depth + 1) for child in _children(node)]
@@ -261,12 +264,12 @@ def _check_aliases(root: yaml.Node) -> None:
             )
         size, height = shapes[key]
         if depth + height - 1 > MAX_FIXTURE_DEPTH:
-            raise _UnsafeShape(_too_deep(), _line(node))
+            raise _UnsafeShapeError(_too_deep(), _line(node))
         return size, height
 
     added = shape(root, 1)[0] - len(shapes)
     if added > MAX_ALIAS_EXPANSION:
-        raise _UnsafeShape(
+        raise _UnsafeShapeError(
             f"YAML aliases expand the fixture by {added} nodes, more than "
             f"{MAX_ALIAS_EXPANSION} (an alias bomb?)"
         )

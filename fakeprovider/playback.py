@@ -19,7 +19,8 @@ from typing import Literal
 
 from pydantic import JsonValue, ValidationError
 
-from .registry import HowEnded, ScenarioRegistry, UnknownScenario
+from .errors import FakeProviderError
+from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
     SCENARIO_ID_PATTERN,
     ErrorAttempt,
@@ -52,7 +53,7 @@ _SHARED_COMPLETIONS_PATH = re.compile(r"(?:/v1)?/chat/completions")
 _SCENARIO_ID = re.compile(SCENARIO_ID_PATTERN)
 
 
-class PlaybackError(ValueError):
+class PlaybackError(FakeProviderError, ValueError):
     """The attempt cannot be played as written (a split past the body, a bad header)."""
 
 
@@ -116,13 +117,13 @@ def answer_completions(
         return Answer(method_not_allowed(method, "POST"))
     try:
         scenario_id = select_scenario(path, headers, body, model_prefix)
-    except NoScenarioSelected as error:
+    except NoScenarioSelectedError as error:
         return Answer(error_playback(error.status, str(error)))
     try:
         number, attempt = registry.begin_request(
             scenario_id, method=method, path=target, headers=headers, body=body
         )
-    except UnknownScenario:
+    except UnknownScenarioError:
         return Answer(unknown_scenario(scenario_id))
     log_end = functools.partial(registry.end_request, scenario_id, number)
     try:
@@ -153,7 +154,7 @@ def completions_scenario_id(path: str) -> str | None:
     return match["id"]
 
 
-class NoScenarioSelected(ValueError):
+class NoScenarioSelectedError(FakeProviderError, ValueError):
     """A request to a shared path that names no scenario, or names one badly."""
 
     def __init__(self, message: str, status: int = 404) -> None:
@@ -164,7 +165,7 @@ class NoScenarioSelected(ValueError):
 def select_scenario(
     path: str, headers: list[tuple[str, str]], body: bytes, model_prefix: str
 ) -> str:
-    """The scenario a chat-completions request plays; raises NoScenarioSelected.
+    """The scenario a chat-completions request plays; raises NoScenarioSelectedError.
 
     The path prefix wins (``/{id}/v1/chat/completions``). On the shared paths (a scenario
     called ``v1`` is served at ``/v1/v1/chat/completions``) a gateway
@@ -180,7 +181,7 @@ def select_scenario(
     model = request_model(body)
     if model is not None and model.startswith(model_prefix):
         return _checked_id(model.removeprefix(model_prefix), f"model {model!r}")
-    raise NoScenarioSelected(
+    raise NoScenarioSelectedError(
         f"no scenario selected: POST /{{scenario-id}}/v1/chat/completions, send an "
         f"{SCENARIO_HEADER} header, or set the request's model to '{model_prefix}<id>'"
     )
@@ -188,7 +189,7 @@ def select_scenario(
 
 def _checked_id(scenario_id: str, where: str) -> str:
     if not _SCENARIO_ID.match(scenario_id):
-        raise NoScenarioSelected(
+        raise NoScenarioSelectedError(
             f"{where} names no valid scenario id (ids match {SCENARIO_ID_PATTERN})", 400
         )
     return scenario_id
@@ -316,7 +317,7 @@ def _with_scenario(
 ) -> Playback:
     try:
         return answer(registry, scenario_id)
-    except UnknownScenario:
+    except UnknownScenarioError:
         return unknown_scenario(scenario_id)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import h11
 import httpx
 
+from .errors import FakeProviderError
 from .fixtures import fixture_yaml
 from .listening import ListeningServer
 from .playback import request_model
@@ -81,8 +82,8 @@ class _Relay:
         return round((time.monotonic() - self.last) * 1000, 3)
 
 
-class _BadRequest(Exception):
-    pass
+class _BadRequestError(FakeProviderError):
+    """A request the proxy cannot forward; it is answered with a 400."""
 
 
 class RecordingProxy(ListeningServer):
@@ -139,7 +140,7 @@ class RecordingProxy(ListeningServer):
                 recording = await self._relay(request, writer)
                 if recording is not None:
                     self._save(recording)
-        except _BadRequest as error:
+        except _BadRequestError as error:
             _write_error(writer, 400, str(error))
         except (TimeoutError, ConnectionError):
             pass
@@ -259,14 +260,14 @@ def _write_error(writer: asyncio.StreamWriter, status: int, message: str) -> Non
 async def _read_request(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> _Request | None:
-    """The connection's request, or None if the client left first; raises _BadRequest."""
+    """The connection's request, or None if the client left first; raises _BadRequestError."""
     parser = h11.Connection(h11.SERVER)
     request: _Request | None = None
     while True:
         try:
             event = parser.next_event()
         except h11.RemoteProtocolError as error:
-            raise _BadRequest(f"malformed HTTP request: {error}") from None
+            raise _BadRequestError(f"malformed HTTP request: {error}") from None
         if event is h11.NEED_DATA:
             if parser.they_are_waiting_for_100_continue:
                 writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -281,7 +282,7 @@ async def _read_request(
             assert request is not None  # h11 emits Request before Data
             request.body += event.data
             if len(request.body) > MAX_REQUEST_BYTES:
-                raise _BadRequest(f"request body larger than {MAX_REQUEST_BYTES} bytes")
+                raise _BadRequestError(f"request body larger than {MAX_REQUEST_BYTES} bytes")
         elif isinstance(event, h11.EndOfMessage):
             return request
         else:

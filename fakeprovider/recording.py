@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .errors import FakeProviderError
 from .scenario import (
     DisconnectStep,
     ErrorAttempt,
@@ -70,7 +71,7 @@ _FAULTS: dict[ClientEnding, Literal["reset", "close", "stall"]] = {
 }
 
 
-class RecordingError(ValueError):
+class RecordingError(FakeProviderError, ValueError):
     """The recorded response cannot be written as a fixture (e.g. its body is not UTF-8)."""
 
 

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .errors import FakeProviderError
 from .scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 
 HowEnded = Literal[
@@ -54,8 +55,11 @@ class _ScenarioState:
     requests: list[RequestRecord] = field(default_factory=list)
 
 
-class UnknownScenario(KeyError):
+class UnknownScenarioError(FakeProviderError, KeyError):
     """No scenario has that id."""
+
+
+UnknownScenario = UnknownScenarioError  # the 0.1.0 name, for callers' sake; goes after 0.2
 
 
 class ScenarioRegistry:
@@ -150,4 +154,4 @@ class ScenarioRegistry:
         try:
             return self._states[scenario_id]
         except KeyError:
-            raise UnknownScenario(scenario_id) from None
+            raise UnknownScenarioError(scenario_id) from None

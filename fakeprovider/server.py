@@ -21,6 +21,7 @@ from typing import Self
 
 import h11
 
+from .errors import FakeProviderError
 from .listening import ListeningServer
 from .playback import (
     DEFAULT_MODEL_PREFIX,
@@ -60,7 +61,7 @@ class _Request:
         return self.target.partition("?")[0]
 
 
-class _Rejected(Exception):
+class _RequestRejectedError(FakeProviderError):
     """A request the server answers with an error and then closes the connection on."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -187,7 +188,7 @@ class _Connection:
                 request = await self._read_request()
         except TimeoutError:
             return False
-        except _Rejected as rejected:
+        except _RequestRejectedError as rejected:
             await self._send_response(error_playback(rejected.status, rejected.message))
             await self._linger()
             return False
@@ -209,7 +210,7 @@ class _Connection:
             try:
                 event = parser.next_event()
             except h11.RemoteProtocolError as error:
-                raise _Rejected(
+                raise _RequestRejectedError(
                     error.error_status_hint, f"malformed HTTP request: {error}"
                 ) from None
             if event is h11.NEED_DATA:
@@ -222,7 +223,7 @@ class _Connection:
             elif isinstance(event, h11.Data):
                 body += event.data
                 if len(body) > self._server.max_body_bytes:
-                    raise _Rejected(413, self._too_large())
+                    raise _RequestRejectedError(413, self._too_large())
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None  # h11 emits Request before EndOfMessage
                 self._unparsed += parser.trailing_data[0]
@@ -239,7 +240,7 @@ class _Connection:
     def _check_declared_length(self, head: h11.Request) -> None:
         for name, value in head.headers:
             if name == b"content-length" and int(value) > self._server.max_body_bytes:
-                raise _Rejected(413, self._too_large())
+                raise _RequestRejectedError(413, self._too_large())
 
     def _too_large(self) -> str:
         return f"request body larger than {self._server.max_body_bytes} bytes"

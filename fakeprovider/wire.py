@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from .errors import FakeProviderError
 from .scenario import (
     ChunkStep,
     CommentStep,
@@ -46,7 +47,7 @@ _LINE_ENDINGS = {"lf": b"\n", "cr": b"\r", "crlf": b"\r\n"}
 Ending = Literal["close", "reset", "stall", "disconnect"]
 
 
-class EncodeError(ValueError):
+class EncodeError(FakeProviderError, ValueError):
     """The attempt cannot be turned into bytes as written (e.g. a split past the end)."""
 
 
