@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # `X as X`: a type checker cannot read the computed __all__ b
         load_python_adapter as load_python_adapter,
     )
     from .adapters.subprocess import SubprocessAdapterSession as SubprocessAdapterSession
+    from .codes import ConformanceError as ConformanceError
     from .events import (
         Block as Block,
         BlockEnd as BlockEnd,
@@ -70,6 +71,7 @@ _EXPORTS = {
     "Capabilities": ".events",
     "CaseResult": ".results",
     "CaseRun": ".adapters.base",
+    "ConformanceError": ".codes",
     "DEFAULT_POLICY": ".options",
     "End": ".events",
     "Event": ".events",

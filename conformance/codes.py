@@ -1,6 +1,10 @@
-"""Canonical failure codes (INVARIANTS.md, "Canonical codes").
+"""Canonical failure codes (INVARIANTS.md, "Canonical codes"), and the suite's own exception root.
 
 Codes are plain strings on the wire; these constants exist so that no module spells one by hand.
+A code says how an adapter's stream failed; a :class:`ConformanceError` says that the suite
+could not do a step of its own. The root lives here, on the lowest floor and importing only the
+standard library, so that every stage can derive from it, the pytest plugin included, which
+must cost nothing in sessions that do not use it.
 """
 
 import re
@@ -68,3 +72,29 @@ def is_canonical(code: str | None) -> bool:
     """A code of the vocabulary: a fixed member, ``HTTP_<status>`` or an upper-cased wire
     finish reason. An exception's own name (``TypeError``) is none of them."""
     return code is not None and (code in CANONICAL_CODES or bool(_OPEN_ENDED.fullmatch(code)))
+
+
+class ConformanceError(Exception):
+    """The root of every exception the suite raises: ``except ConformanceError`` once.
+
+    Each class is defined next to the code that raises it, in the module named after it
+    below. A builtin in parentheses is a second base, kept so that callers catching it still
+    do. The underscored ones never leave their module; they are listed so that the tree is the
+    whole truth, which ``tests/test_errors.py`` checks.
+
+    ConformanceError
+      + EventDecodeError (ValueError)          events: a protocol line that is no known message
+      + AdapterLoadError                       adapters.base: an adapter cannot be started
+      + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk
+      + ReplayError (ValueError)               report.transcript: a case cannot be rebuilt
+      + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family
+      + SuiteUnavailableError                  pytest_plugin: no fixtures, or no adapter
+      + _MalformedError                        oracle.reading: JSON whose shape is no chunk
+      + _ProtocolError                         adapters.base: an item that is not an event
+      + _AdapterExitedError                    adapters.subprocess: stdout closed, stdin gone
+      + _LineTooLongError                      adapters.subprocess: a line past MAX_LINE_BYTES
+      + _HandshakeError                        adapters.subprocess: no hello the suite speaks
+
+    ``PropertyFailureError`` stays an ``AssertionError``: a property that does not hold is a
+    failed check, not a fault of the suite.
+    """

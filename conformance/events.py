@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from conformance.codes import DEFAULT_RETRYABLE_CODES
+from conformance.codes import DEFAULT_RETRYABLE_CODES, ConformanceError
 
 PROTOCOL_VERSION = 1
 
@@ -21,7 +21,7 @@ BlockType = Literal["text", "reasoning", "tool-call"]
 FinishReason = Literal["stop", "tool-calls", "max-tokens", "error", "aborted"]
 
 
-class EventDecodeError(ValueError):
+class EventDecodeError(ConformanceError, ValueError):
     """A protocol line that is not valid JSON or not a known, well-formed message."""
 
 

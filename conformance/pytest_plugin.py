@@ -54,6 +54,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 import pytest
 
+from .codes import ConformanceError  # imports only the stdlib: still cheap when inert
+
 if TYPE_CHECKING:
     from pluggy import Result
 
@@ -76,7 +78,7 @@ STDERR_LINES: Final = 20
 _T = TypeVar("_T")
 
 
-class SuiteUnavailable(Exception):
+class SuiteUnavailableError(ConformanceError):
     """The fixtures could not be loaded or the adapter could not be started."""
 
 
@@ -248,16 +250,16 @@ class Suite:
         if not self.has_run:
             try:
                 self._result = self._run(session)
-            except SuiteUnavailable as error:
+            except SuiteUnavailableError as error:
                 self._error = str(error)
         if self._result is None:
-            raise SuiteUnavailable(self._error or "the suite did not run")
+            raise SuiteUnavailableError(self._error or "the suite did not run")
         return self._result
 
     def case_result(self, session: pytest.Session, case: str) -> CaseResult:
         found = {result.case: result for result in self.result(session).cases}.get(case)
         if found is None:
-            raise SuiteUnavailable(f"case {case} was not part of this session's run")
+            raise SuiteUnavailableError(f"case {case} was not part of this session's run")
         return found
 
     def _run(self, session: pytest.Session) -> RunResult:
@@ -284,9 +286,9 @@ def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
     try:
         scenarios = load_fixtures(roots)
     except FixtureError as error:
-        raise SuiteUnavailable(f"fixtures could not be loaded:\n{error}") from None
+        raise SuiteUnavailableError(f"fixtures could not be loaded:\n{error}") from None
     if not scenarios:
-        raise SuiteUnavailable(f"no fixtures under {', '.join(map(str, roots))}")
+        raise SuiteUnavailableError(f"no fixtures under {', '.join(map(str, roots))}")
     return scenarios
 
 
@@ -309,9 +311,9 @@ async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
     try:
         return await open_session(settings.adapter, settings.adapter_cmd, options)
     except AdapterLoadError as error:
-        raise SuiteUnavailable(str(error)) from None
+        raise SuiteUnavailableError(str(error)) from None
     except Exception as error:  # the adapter's factory raised
-        raise SuiteUnavailable(
+        raise SuiteUnavailableError(
             f"adapter {settings.adapter_label} could not be started: "
             f"{type(error).__name__}: {error}"
         ) from error
@@ -412,7 +414,7 @@ def _run_announced(session: pytest.Session, suite: Suite, say: Callable[[str], N
     begun = time.monotonic()
     try:
         result = suite.result(session)
-    except SuiteUnavailable as error:
+    except SuiteUnavailableError as error:
         raise pytest.UsageError(f"streamconform: {error}") from None
     totals = ", ".join(f"{n} {verdict}" for verdict, n in result.counts().items() if n)
     say(f"streamconform: {totals} in {time.monotonic() - begun:.1f}s")
@@ -459,7 +461,7 @@ def conformance_result(request: pytest.FixtureRequest) -> RunResult:
         pytest.skip("streamconform: no --conformance-adapter or --conformance-adapter-cmd")
     try:
         return _suite(request.config).result(request.session)
-    except SuiteUnavailable as error:
+    except SuiteUnavailableError as error:
         pytest.fail(f"streamconform: {error}", pytrace=False)
 
 
@@ -472,7 +474,7 @@ class SuiteCollector(pytest.Collector):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         try:
             scenarios = _suite(self.config).scenarios()
-        except SuiteUnavailable as error:
+        except SuiteUnavailableError as error:
             raise self.CollectError(f"streamconform: {error}") from None
         return [CaseCollector.from_parent(self, name=s.id, scenario=s) for s in scenarios]
 
@@ -520,7 +522,7 @@ class ConformanceItem(pytest.Item):
     def setup(self) -> None:
         try:
             self._case_result = _suite(self.config).case_result(self.session, self.case)
-        except SuiteUnavailable as error:
+        except SuiteUnavailableError as error:
             pytest.fail(f"streamconform: {error}", pytrace=False)
 
     def runtest(self) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from pydantic import TypeAdapter, ValidationError
 
+from ..codes import ConformanceError
 from ..events import End, Event, EventBase, Hello, RunCase, Thrown
 from ..verdicts import CaseStatus
 
@@ -62,7 +63,7 @@ class PythonAdapter(Protocol):
     ) -> Iterable[Event | Mapping[str, Any]] | AsyncIterator[Event | Mapping[str, Any]]: ...
 
 
-class AdapterLoadError(Exception):
+class AdapterLoadError(ConformanceError):
     """The adapter could not be loaded or did not complete its handshake."""
 
 
@@ -125,8 +126,8 @@ class PythonAdapterSession:
                 await result
 
 
-class _ProtocolError(Exception):
-    pass
+class _ProtocolError(ConformanceError):
+    """An item a Python adapter yielded that is not an event."""
 
 
 def _as_event(item: object) -> Event:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from ..codes import ConformanceError
 from ..events import (
     PROTOCOL_VERSION,
     End,
@@ -139,7 +140,7 @@ class SubprocessAdapterSession:
         except TimeoutError:
             log.fail("timeout", f"no `end` within {budget:g} s")
             await self._retire(process, exit_wait_s=0)
-        except _AdapterExited:
+        except _AdapterExitedError:
             status = await self._retire(process, exit_wait_s=_CRASH_EXIT_WAIT_S)
             log.fail("crash", f"stdout closed before `end`: the adapter {status}")
         except BaseException:
@@ -205,7 +206,7 @@ async def _read_case(process: _AdapterProcess, log: _CaseLog) -> None:
     while True:
         try:
             line = await process.read_line()
-        except _LineTooLong as error:
+        except _LineTooLongError as error:
             log.fail("protocol-error", f"line longer than {MAX_LINE_BYTES} bytes: {error.quote}")
             continue
         # Past the cap only `end` matters; skipping the parse keeps a flood cheap to drain.
@@ -231,11 +232,11 @@ async def _let_stderr_catch_up() -> None:
         await asyncio.sleep(0)
 
 
-class _AdapterExited(Exception):
+class _AdapterExitedError(ConformanceError):
     """EOF on the adapter's stdout, or its stdin is gone."""
 
 
-class _LineTooLong(Exception):
+class _LineTooLongError(ConformanceError):
     """A stdout line exceeded MAX_LINE_BYTES; it has been discarded."""
 
     def __init__(self, head: bytes) -> None:
@@ -243,7 +244,9 @@ class _LineTooLong(Exception):
         self.quote = _quote(head)
 
 
-class _HandshakeError(Exception):
+class _HandshakeError(ConformanceError):
+    """The adapter's first line is missing, too long, or not a hello the suite speaks."""
+
     def __init__(self, problem: str, *, eof: bool = False) -> None:
         super().__init__(problem)
         self.eof = eof  # stdout closed: the process is probably exiting
@@ -283,20 +286,20 @@ class _AdapterProcess:
             self._stdin.write(line.encode() + b"\n")
             await self._stdin.drain()
         except OSError as error:  # broken pipe, connection reset: the adapter is gone
-            raise _AdapterExited from error
+            raise _AdapterExitedError from error
 
     async def read_line(self) -> bytes:
-        """The next stdout line; raise _AdapterExited at EOF, _LineTooLong for a huge line."""
+        """The next stdout line; raises _AdapterExitedError at EOF, _LineTooLongError if huge."""
         try:
             return await self._stdout.readuntil(b"\n")
         except asyncio.IncompleteReadError as eof:
             if eof.partial:  # a last line without its newline still counts
                 return eof.partial
-            raise _AdapterExited from None
+            raise _AdapterExitedError from None
         except asyncio.LimitOverrunError as overrun:
             head = await self._stdout.readexactly(overrun.consumed)
             await self._skip_rest_of_line()
-            raise _LineTooLong(head[: QUOTE_CHARS * 4]) from None
+            raise _LineTooLongError(head[: QUOTE_CHARS * 4]) from None
 
     async def _skip_rest_of_line(self) -> None:
         # readuntil leaves an overlong line in the buffer; drop it piecewise up to its newline
@@ -414,9 +417,9 @@ async def _launch(argv: list[str], hello_timeout_s: float) -> tuple[_AdapterProc
 async def _read_hello(process: _AdapterProcess) -> Hello:
     try:
         line = await process.read_line()
-    except _AdapterExited:
+    except _AdapterExitedError:
         raise _HandshakeError("stdout closed before the hello line", eof=True) from None
-    except _LineTooLong as error:
+    except _LineTooLongError as error:
         raise _HandshakeError(f"first line longer than {MAX_LINE_BYTES} bytes") from error
     try:
         hello = parse_hello_line(line)

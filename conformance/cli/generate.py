@@ -30,7 +30,7 @@ from ..invariants import CATALOGUE
 from ..options import Transport
 from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
-from ..run.properties import FamilyRun, PropertyFailure, check_family, families, sample_cases
+from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract
 from .console import VERDICT_STYLE, transient_progress
@@ -216,7 +216,7 @@ def _summary(runs: list[FamilyRun]) -> Table:
 
 
 def save_failure(
-    failure: PropertyFailure, directory: Path, seed: int, profile: str, invocation: str
+    failure: PropertyFailureError, directory: Path, seed: int, profile: str, invocation: str
 ) -> Path:
     """Write the shrunk scenario as ``directory/<id>.yaml``, saying how it was found."""
     scenario = failed_fixture(failure, seed, profile, invocation)
@@ -226,7 +226,9 @@ def save_failure(
     return path
 
 
-def failed_fixture(failure: PropertyFailure, seed: int, profile: str, invocation: str) -> Scenario:
+def failed_fixture(
+    failure: PropertyFailureError, seed: int, profile: str, invocation: str
+) -> Scenario:
     """The shrunk scenario with the invariant, the seed and the adapter in its provenance."""
     first = failure.breaches[0]
     scenario = failure.scenario

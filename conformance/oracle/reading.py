@@ -19,7 +19,13 @@ from fakeprovider.scenario import (
     StreamResponse,
 )
 
-from ..codes import EMPTY_RESPONSE, MALFORMED_RESPONSE, MALFORMED_TOOL_CALL, SERVER
+from ..codes import (
+    EMPTY_RESPONSE,
+    MALFORMED_RESPONSE,
+    MALFORMED_TOOL_CALL,
+    SERVER,
+    ConformanceError,
+)
 from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
 from .http_errors import classify_status, error_object_detail
 from .outcome import ExpectedAttempt
@@ -105,7 +111,7 @@ class _ToolCall:
     seen: int = 0  # entries received for this call
 
 
-class _Malformed(Exception):
+class _MalformedError(ConformanceError):
     """A payload whose JSON parses but whose shape is not a chunk."""
 
 
@@ -139,18 +145,18 @@ class _Reading:
             return
         try:
             self._read_chunk(chunk)
-        except _Malformed as error:
+        except _MalformedError as error:
             self.fail(MALFORMED_RESPONSE, f"malformed-{error}")
 
     def _read_chunk(self, chunk: Any) -> None:
         if not isinstance(chunk, dict):
-            raise _Malformed("chunk")
+            raise _MalformedError("chunk")
         choices = chunk.get("choices")
         if chunk.get("error") is not None and not choices:
             self.fail(_error_object_code(chunk["error"]), "error-object")
             return
         if choices is not None and not isinstance(choices, list):
-            raise _Malformed("choices")
+            raise _MalformedError("choices")
         for choice in choices or ():
             self._read_choice(choice)
         usage = chunk.get("usage")
@@ -161,12 +167,12 @@ class _Reading:
 
     def _read_choice(self, choice: Any) -> None:
         if not isinstance(choice, dict):
-            raise _Malformed("choice")
+            raise _MalformedError("choice")
         delta = choice.get("delta")
         if delta is None:
             delta = {}
         if not isinstance(delta, dict):
-            raise _Malformed("delta")
+            raise _MalformedError("delta")
         reasoning = delta.get("reasoning_content")
         if isinstance(reasoning, str) and reasoning:
             self.reasoning_block = self._append_text(self.reasoning_block, reasoning, "reasoning")
@@ -176,7 +182,7 @@ class _Reading:
         tool_calls = delta.get("tool_calls")
         if tool_calls is not None:
             if not isinstance(tool_calls, list):
-                raise _Malformed("tool_calls")
+                raise _MalformedError("tool_calls")
             for position, entry in enumerate(tool_calls):
                 self._read_tool_call(position, entry)
         reason = choice.get("finish_reason")
@@ -195,12 +201,12 @@ class _Reading:
 
     def _read_tool_call(self, position: int, entry: Any) -> None:
         if not isinstance(entry, dict):
-            raise _Malformed("tool_call")
+            raise _MalformedError("tool_call")
         function = entry.get("function")
         if function is None:
             function = {}
         if not isinstance(function, dict):
-            raise _Malformed("function")
+            raise _MalformedError("function")
         if entry.get("index") is None:
             self.features.add("tool-no-index")
         wire_index = entry.get("index")
@@ -314,7 +320,7 @@ def map_usage(usage: Any) -> Usage:
     Counts that are not integers leave no honest reading: the chunk is malformed.
     """
     if not isinstance(usage, dict):
-        raise _Malformed("usage")
+        raise _MalformedError("usage")
     prompt_details = _object(usage.get("prompt_tokens_details"))
     completion_details = _object(usage.get("completion_tokens_details"))
     cached = _count(prompt_details, "cached_tokens", required=False)
@@ -333,7 +339,7 @@ def _object(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _Malformed("usage-details")
+        raise _MalformedError("usage-details")
     return value
 
 
@@ -348,7 +354,7 @@ def _count(container: dict[str, Any], key: str, *, required: bool) -> int | None
     if value is None and not required:
         return None
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Malformed("usage-count")
+        raise _MalformedError("usage-count")
     return value
 
 

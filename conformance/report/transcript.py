@@ -21,6 +21,7 @@ from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 from fakeprovider.wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
 
+from ..codes import ConformanceError
 from ..options import default_request
 from ..results import CaseResult
 
@@ -29,7 +30,7 @@ REPRO_DIR = "repro"
 _ESCAPE = re.compile(r"(\\x[0-9a-f]{2}|\\[nrt\\])")
 
 
-class ReplayError(ValueError):
+class ReplayError(ConformanceError, ValueError):
     """The case's scenario cannot be rebuilt from the results (missing or invalid)."""
 
 

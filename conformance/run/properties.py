@@ -4,7 +4,7 @@ The property of family F draws cases from :func:`conformance.strategies.family_c
 each one against the adapter (:class:`~conformance.run.case_runner.CaseRunner`), judges it with
 the catalogue, and fails when an invariant of F is breached — a ``fail``, or a
 ``non-strict`` on a SHOULD, the kill table's rule. Hypothesis then shrinks the case; the
-:class:`PropertyFailure` it ends with names the family, the invariant and the verdict's
+:class:`PropertyFailureError` it ends with names the family, the invariant and the verdict's
 reason, and holds the shrunk scenario, ready to be saved as a fixture.
 """
 
@@ -29,6 +29,7 @@ from fakeprovider.scenario import (
 )
 from fakeprovider.wire import encode_stream, error_body
 
+from ..codes import ConformanceError
 from ..invariants import CATALOGUE
 from ..results import CaseResult
 from ..strategies import FAMILY_SHAPES, family_cases
@@ -91,7 +92,7 @@ def breaches(result: CaseResult, invariants: Iterable[str] | None = None) -> tup
     return tuple(breach for breach in found if breach.invariant in wanted and breach.caught)
 
 
-class PropertyFailure(AssertionError):
+class PropertyFailureError(ConformanceError, AssertionError):
     """A generated case on which the family's invariants do not hold."""
 
     def __init__(
@@ -122,7 +123,7 @@ class FamilyRun:
     examples: int = 0
     seconds: float = 0.0
     exercised: Counter[str] = field(default_factory=Counter)  # invariant -> judged cases
-    failure: PropertyFailure | None = None
+    failure: PropertyFailureError | None = None
     flaky: bool = False  # the failure did not reproduce when Hypothesis replayed it
 
     @property
@@ -173,7 +174,7 @@ def check_family(
             on_example(run)
         found = breaches(result, targets)
         if found:
-            raise PropertyFailure(family, found, result, scenario)
+            raise PropertyFailureError(family, found, result, scenario)
 
     test = given(family_cases(family))(example)
     chosen = property_settings(settings or hypothesis.settings())
@@ -183,10 +184,10 @@ def check_family(
     begun = time.monotonic()
     try:
         chosen(test)()
-    except PropertyFailure as failure:
+    except PropertyFailureError as failure:
         run.failure = failure
     except FlakyFailure as flaky:  # it failed, then passed when Hypothesis replayed it
-        failures = [error for error in flaky.exceptions if isinstance(error, PropertyFailure)]
+        failures = [error for error in flaky.exceptions if isinstance(error, PropertyFailureError)]
         if not failures:
             raise
         run.failure, run.flaky = failures[0], True

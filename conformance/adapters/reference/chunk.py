@@ -10,10 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.codes import ConformanceError
 from conformance.events import Usage
 
 
-class MalformedChunk(ValueError):
+class MalformedChunkError(ConformanceError, ValueError):
     """Valid JSON that is not a chat-completions chunk."""
 
 
@@ -40,9 +41,9 @@ class WireChunk:
 
 
 def read_chunk(document: object) -> WireChunk:
-    """The parts of a parsed payload the translator uses; raises MalformedChunk."""
+    """The parts of a parsed payload the translator uses; raises MalformedChunkError."""
     if not isinstance(document, dict):
-        raise MalformedChunk("the payload is not a JSON object")
+        raise MalformedChunkError("the payload is not a JSON object")
     choices = _list_or_empty(document.get("choices"), "choices")
     return WireChunk(
         [_read_choice(choice) for choice in choices], read_usage(document.get("usage"))
@@ -51,7 +52,7 @@ def read_chunk(document: object) -> WireChunk:
 
 def _read_choice(choice: object) -> ChoicePart:
     if not isinstance(choice, dict):
-        raise MalformedChunk("a choice is not an object")
+        raise MalformedChunkError("a choice is not an object")
     delta = _object_or_empty(choice.get("delta"), "delta")
     entries = _list_or_empty(delta.get("tool_calls"), "tool_calls")
     reason = choice.get("finish_reason")
@@ -66,7 +67,7 @@ def _read_choice(choice: object) -> ChoicePart:
 
 def _read_tool_call(entry: object, position: int) -> ToolCallPart:
     if not isinstance(entry, dict):
-        raise MalformedChunk("a tool_calls entry is not an object")
+        raise MalformedChunkError("a tool_calls entry is not an object")
     wire_index = entry.get("index")
     # An entry without `index` (anchors C1) takes its array position. Otherwise the raw JSON
     # value is the key, as in the harness: 0 and "0" are different calls.
@@ -89,7 +90,7 @@ def read_usage(usage: object) -> Usage | None:
     if usage is None:
         return None
     if not isinstance(usage, dict):
-        raise MalformedChunk("usage is not an object")
+        raise MalformedChunkError("usage is not an object")
     prompt = _required_count(usage, "prompt_tokens")
     completion = _required_count(usage, "completion_tokens")
     prompt_details = _object_or_empty(usage.get("prompt_tokens_details"), "prompt_tokens_details")
@@ -118,7 +119,7 @@ def _optional_count(container: dict[str, Any], key: str) -> int | None:
 def _required_count(container: dict[str, Any], key: str) -> int:
     value = container.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise MalformedChunk(f"usage {key} is not an integer")
+        raise MalformedChunkError(f"usage {key} is not an integer")
     return value
 
 
@@ -126,7 +127,7 @@ def _list_or_empty(value: object, name: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise MalformedChunk(f"{name} is not a list")
+        raise MalformedChunkError(f"{name} is not a list")
     return value
 
 
@@ -134,7 +135,7 @@ def _object_or_empty(value: object, name: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise MalformedChunk(f"{name} is not an object")
+        raise MalformedChunkError(f"{name} is not an object")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance import codes
 from conformance.adapters.reference.chunk import (
-    MalformedChunk,
+    MalformedChunkError,
     ToolCallPart,
     WireChunk,
     read_chunk,
@@ -108,7 +108,7 @@ class StreamTranslator:
             return self._fail(failure.code, failure.message)
         try:
             chunk = self._read_chunk(document)
-        except MalformedChunk as problem:
+        except MalformedChunkError as problem:
             return self._fail(
                 codes.MALFORMED_RESPONSE,
                 f"unexpected chunk shape ({problem}): {payload[:_EXCERPT_CHARS]}",
@@ -122,7 +122,7 @@ class StreamTranslator:
         return classify_stream_error(document["error"])
 
     def _read_chunk(self, document: Any) -> WireChunk:
-        """A parsed payload's parts; raises MalformedChunk."""
+        """A parsed payload's parts; raises MalformedChunkError."""
         return read_chunk(document)
 
     def eof(self) -> list[Event]:
