@@ -91,7 +91,7 @@ class Target:
     path: str
 
 
-class AimockUnavailable(RuntimeError):
+class AimockUnavailableError(RuntimeError):
     """aimock cannot be installed or started here; the message says why."""
 
 
@@ -138,7 +138,7 @@ def serving_all(
         ]
         try:
             targets.append(running.enter_context(serving_aimock(aimock_latency_ms)))
-        except AimockUnavailable as error:
+        except AimockUnavailableError as error:
             yield targets, str(error)
         else:
             yield targets, None
@@ -148,10 +148,10 @@ def ensure_aimock() -> str:
     """The node executable, once aimock is installed (``npm ci`` from package-lock.json)."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None:
-        raise AimockUnavailable("node is not installed")
+        raise AimockUnavailableError("node is not installed")
     if not AIMOCK_CLI.exists():
         if npm is None:
-            raise AimockUnavailable("npm is not installed, so aimock cannot be")
+            raise AimockUnavailableError("npm is not installed, so aimock cannot be")
         installed = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(BENCHMARKS)],
             capture_output=True,
@@ -159,7 +159,7 @@ def ensure_aimock() -> str:
             check=False,
         )
         if installed.returncode != 0 or not AIMOCK_CLI.exists():
-            raise AimockUnavailable(f"npm ci failed: {installed.stderr.strip()[-500:]}")
+            raise AimockUnavailableError(f"npm ci failed: {installed.stderr.strip()[-500:]}")
     return node
 
 

@@ -34,7 +34,7 @@ FORWARDED = ("authorization", "content-type", "accept", "x-scenario-id")
 READ_SIZE = 65536
 
 
-class UpstreamFailed(Exception):
+class UpstreamError(Exception):
     """The upstream's body ended badly: `how` is reset, cut or timeout."""
 
     def __init__(self, how: str) -> None:
@@ -43,16 +43,16 @@ class UpstreamFailed(Exception):
 
 
 def read_upstream(response: http.client.HTTPResponse) -> Iterator[bytes]:
-    """The body's reads as they arrive; raises UpstreamFailed when it ends badly."""
+    """The body's reads as they arrive; raises UpstreamError when it ends badly."""
     while True:
         try:
             data = response.read1(READ_SIZE)
         except TimeoutError:
-            raise UpstreamFailed("timeout") from None
+            raise UpstreamError("timeout") from None
         except ConnectionResetError:
-            raise UpstreamFailed("reset") from None
+            raise UpstreamError("reset") from None
         except (http.client.IncompleteRead, http.client.HTTPException, OSError):
-            raise UpstreamFailed("cut") from None
+            raise UpstreamError("cut") from None
         if not data:
             return
         yield data
@@ -150,7 +150,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
         try:
             for data in read_upstream(response):
                 self.send_chunk(faulty.feed(data) if faulty else data)
-        except UpstreamFailed as failure:
+        except UpstreamError as failure:
             if faulty and "done-after-failure" in self.faults:
                 self.send_chunk(b"data: [DONE]\n\n")  # the fault: a failure made to look done
             else:

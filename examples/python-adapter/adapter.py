@@ -134,7 +134,7 @@ class SSEDecoder:
 # --- translator (chat-completions chunks of one attempt -> protocol events) ----------------
 
 
-class Malformed(ValueError):
+class MalformedChunkError(ValueError):
     """Valid JSON that is not a chat-completions chunk."""
 
 
@@ -152,7 +152,7 @@ def as_list(value: Any, name: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise Malformed(f"{name} is not a list")
+        raise MalformedChunkError(f"{name} is not a list")
     return value
 
 
@@ -160,7 +160,7 @@ def as_object(value: Any, name: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise Malformed(f"{name} is not an object")
+        raise MalformedChunkError(f"{name} is not an object")
     return value
 
 
@@ -176,16 +176,16 @@ def identity(value: Any) -> str | None:
 def read_chunk(document: Any) -> tuple[list[Any], Event | None]:
     """Shape-check a whole chunk before applying any of it: ([choice parts], usage event)."""
     if not isinstance(document, dict):
-        raise Malformed("the payload is not a JSON object")
+        raise MalformedChunkError("the payload is not a JSON object")
     choices = []
     for choice in as_list(document.get("choices"), "choices"):
         if not isinstance(choice, dict):
-            raise Malformed("a choice is not an object")
+            raise MalformedChunkError("a choice is not an object")
         delta = as_object(choice.get("delta"), "delta")
         calls = []
         for position, entry in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
             if not isinstance(entry, dict):
-                raise Malformed("a tool_calls entry is not an object")
+                raise MalformedChunkError("a tool_calls entry is not an object")
             # A call is keyed by its wire index as JSON text (0 and "0" differ); an entry
             # without one (Ollama, Gemini) takes its position in the array.
             index = entry.get("index")
@@ -221,9 +221,9 @@ def read_usage(usage: Any) -> Event | None:
     reasoning = output_details.get("reasoning_tokens")
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if not all(is_count(n) for n in (prompt, completion, cached, reasoning) if n is not None):
-        raise Malformed("a usage count is not an integer")
+        raise MalformedChunkError("a usage count is not an integer")
     if prompt is None or completion is None:
-        raise Malformed("usage lacks prompt_tokens or completion_tokens")
+        raise MalformedChunkError("usage lacks prompt_tokens or completion_tokens")
     cached = cached or 0  # always reported, 0 when the wire says nothing about the cache
     event: Event = {"type": "usage", "input_tokens": prompt - cached, "output_tokens": completion}
     event["cache_read_tokens"] = cached
@@ -273,7 +273,7 @@ class Translator:
             return self.fail(*classify_stream_error(document["error"]))
         try:
             choices, usage = read_chunk(document)
-        except Malformed as problem:
+        except MalformedChunkError as problem:
             excerpt = payload[:EXCERPT]
             return self.fail("MALFORMED_RESPONSE", f"unexpected chunk shape ({problem}): {excerpt}")
         events: list[Event] = []
