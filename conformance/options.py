@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from fakeprovider.scenario import Scenario
 
-from .codes import DEFAULT_RETRYABLE_CODES
+from .codes import DEFAULT_RETRYABLE_CODES, ConformanceError
 from .events import RetryPolicy
 from .verdicts import Contract
 
@@ -47,11 +47,15 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+class RetryPolicyError(ConformanceError, ValueError):
+    """A scenario's ``retry_policy`` does not merge into the run's policy."""
+
+
 def case_policy(policy: RetryPolicy, scenario: Scenario) -> RetryPolicy:
     """The policy a case runs under: ``policy`` with the scenario's ``retry_policy`` fields.
 
-    Raises ValueError naming the scenario when the merge is not a valid policy (e.g. its
-    ``initial_delay_ms`` above the run's ``max_delay_ms``).
+    Raises RetryPolicyError naming the scenario when the merge is not a valid policy (e.g.
+    its ``initial_delay_ms`` above the run's ``max_delay_ms``).
     """
     if scenario.retry_policy is None:
         return policy
@@ -60,7 +64,7 @@ def case_policy(policy: RetryPolicy, scenario: Scenario) -> RetryPolicy:
         return RetryPolicy.model_validate(policy.model_dump() | overrides, strict=False)
     except ValidationError as error:
         reasons = "; ".join(problem["msg"] for problem in error.errors(include_url=False))
-        raise ValueError(f"scenario {scenario.id}: retry_policy: {reasons}") from None
+        raise RetryPolicyError(f"scenario {scenario.id}: retry_policy: {reasons}") from None
 
 
 def bundled_fixtures() -> Path:

@@ -15,7 +15,7 @@ from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError, AdapterSession
 from ..adapters.loading import adapter_invocation, open_session
-from ..options import DEFAULT_POLICY, RunOptions, case_policy
+from ..options import DEFAULT_POLICY, RetryPolicyError, RunOptions
 from ..report import compare_baseline, format_baseline
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
@@ -104,12 +104,10 @@ def run(
         contract=contract,
         transport=transport,
     )
-    for scenario in scenarios:  # a case's retry_policy must merge into the run's
-        try:
-            case_policy(options.policy, scenario)
-        except ValueError as error:
-            raise click.ClickException(str(error)) from None
-    result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
+    try:  # the runner checks every case's retry_policy before the first case
+        result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
+    except RetryPolicyError as error:
+        raise click.ClickException(str(error)) from None
     if generate:
         result.options |= {"generated": generate, "seed": seed}
     console = Console()

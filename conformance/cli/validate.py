@@ -9,7 +9,7 @@ import click
 
 from fakeprovider.fixtures import Fixture, FixtureProblem, validate_fixtures
 
-from ..options import DEFAULT_POLICY, case_policy
+from ..options import DEFAULT_POLICY, RetryPolicyError, case_policy
 from ..oracle import expect_disagreements
 from ..quirks import recorded_only
 
@@ -40,7 +40,7 @@ def _expectation_problems(fixture: Fixture) -> list[FixtureProblem]:
     scenario = fixture.scenario
     try:
         case_policy(DEFAULT_POLICY, scenario)
-    except ValueError as error:
+    except RetryPolicyError as error:
         detail = str(error).removeprefix(f"scenario {scenario.id}: retry_policy: ")
         reason = f"does not fit the default retry policy ({detail})"
         return [fixture.problem(("retry_policy",), reason)]
