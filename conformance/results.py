@@ -136,18 +136,22 @@ class RunResult(_Result):
 #   ``received_at`` and ``ended_at``;
 # - how long they took: each case's ``duration_s``, the waits measured at the provider
 #   (``retry.waits[].measured_ms``) and every duration quoted in a verdict's reason
-#   (``"waits 8 ms in [1, 1]"`` becomes ``"waits … ms in [1, 1]"``);
+#   (``"waits 8 ms in [1, 1]"`` becomes ``"waits … ms in [1, 1]"``, and ``"gave up after
+#   15.01 s"`` ``"gave up after … s"``; :func:`reproducible_reason`);
 # - the waits the adapter chose, which random jitter or an HTTP-date ``Retry-After`` read
 #   against the clock make vary: ``delay_ms`` of ``retry`` events and
 #   ``retry.waits[].announced_ms``;
-# - the port of the run's loopback server: the value of each request's ``Host`` header.
+# - the port of the run's loopback server: the value of each request's ``Host`` header, and
+#   the port of every URL quoted in a verdict's reason (an adapter's error message may name
+#   the URL it failed on: ``http://127.0.0.1:41234/x`` becomes ``http://127.0.0.1:…/x``).
 #
 # Everything else — verdicts, events, request bodies, the catalogue — is a function of the
 # fixtures (and the seed) and of the adapter: two runs against a deterministic adapter give
 # byte-identical output, and any other difference is a bug.
 #
 
-_QUOTED_DURATION = re.compile(r"\d+(?:\.\d+)? ms\b")
+_QUOTED_DURATION = re.compile(r"\d+(?:\.\d+)? (ms|s)\b")
+_URL_PORT = re.compile(r"(//(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+)):\d+\b")
 
 
 def reproducible_json(result: RunResult) -> str:
@@ -172,4 +176,9 @@ def _blank_case(case: dict[str, Any]) -> None:
     for wait in (case.get("retry") or {}).get("waits", []):
         wait["measured_ms"] = wait["announced_ms"] = None
     for verdict in case["verdicts"].values():
-        verdict["reason"] = _QUOTED_DURATION.sub("… ms", verdict["reason"])
+        verdict["reason"] = reproducible_reason(verdict["reason"])
+
+
+def reproducible_reason(reason: str) -> str:
+    """A verdict's reason without the durations and URL ports it quotes (idempotent)."""
+    return _URL_PORT.sub(r"\1:…", _QUOTED_DURATION.sub(r"… \1", reason))
