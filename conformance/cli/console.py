@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from ..invariants import CATALOGUE
+from ..report import BaselineDiff, fails_gate, format_baseline
 from ..results import RetryWait, RunResult
 from ..run.kill_table import KillRow
 from ..verdicts import ATTENTION, VERDICTS, Verdict
@@ -38,7 +39,7 @@ def transient_progress(detail: str) -> Progress:
     )
 
 
-def print_summary(console: Console, result: RunResult) -> None:
+def print_summary(console: Console, result: RunResult, diff: BaselineDiff | None = None) -> None:
     hello = result.adapter
     console.print(
         f"[bold]{escape(str(hello['name']))}[/] {escape(str(hello['version']))} — "
@@ -53,7 +54,9 @@ def print_summary(console: Console, result: RunResult) -> None:
     console.print(table)
     _print_retries(console, result)
     print_attention(console, result)
-    print_totals(console, result)
+    if diff is not None:
+        console.print(format_baseline(diff), markup=False, highlight=False)
+    print_totals(console, result, diff)
 
 
 def _print_retries(console: Console, result: RunResult) -> None:
@@ -90,9 +93,11 @@ def print_attention(console: Console, result: RunResult) -> None:
                 console.print(f"[{style}]{verdict.verdict}[/] {escape(line)}", highlight=False)
 
 
-def print_totals(console: Console, result: RunResult) -> None:
+def print_totals(console: Console, result: RunResult, diff: BaselineDiff | None = None) -> None:
+    """The last line: OK or FAILED (against the baseline when there is one), and counts."""
     totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
-    console.print(f"[bold]{'FAILED' if result.failed else 'OK'}[/]: {totals}")
+    gate = "" if diff is None else f"{diff.headline}; "
+    console.print(f"[bold]{'FAILED' if fails_gate(result, diff) else 'OK'}[/]: {gate}{totals}")
 
 
 def render_kill_table(rows: Sequence[KillRow]) -> Table:

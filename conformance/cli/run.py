@@ -16,7 +16,7 @@ from fakeprovider.scenario import Scenario
 from ..adapters.base import AdapterLoadError, AdapterSession
 from ..adapters.loading import adapter_invocation, open_session
 from ..options import DEFAULT_POLICY, RetryPolicyError, RunOptions
-from ..report import compare_baseline, format_baseline
+from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read_baseline
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
@@ -26,7 +26,6 @@ from .options import (
     contract_option,
     fixtures_option,
     json_option,
-    read_results,
     report_option,
     select_option,
     selected_scenarios,
@@ -53,8 +52,14 @@ from .options import (
 @contract_option
 @click.option(
     "--baseline",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Earlier results.json: fail only on verdicts that got worse.",
+    type=click.Path(path_type=Path),
+    help="Earlier baseline or results JSON: fail only on verdicts that got worse "
+    "or failures whose cause changed.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(path_type=Path),
+    help="Write this run's verdicts and causes as a compact baseline.",
 )
 @click.option(
     "--transport",
@@ -82,6 +87,7 @@ def run(
     strict: bool,
     contract: Contract,
     baseline: Path | None,
+    write_baseline: Path | None,
     transport: Literal["loopback", "in-process"],
     idle_timeout: float,
     timeout: float,
@@ -90,10 +96,12 @@ def run(
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
-    Exits 0 only when no verdict is a failure (with --baseline: none got worse).
+    Exits 0 only when no verdict is a failure (with --baseline: none got worse and no
+    failure changed its cause).
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    known = None if baseline is None else _read_baseline(baseline)
     generated, seed = generated_cases(generate, seed) if generate else ([], seed)
     scenarios = selected_scenarios(fixture_paths, select, profiles, generated)
     options = RunOptions(
@@ -111,13 +119,23 @@ def run(
     if generate:
         result.options |= {"generated": generate, "seed": seed}
     console = Console()
-    print_summary(console, result)
+    diff = None if known is None else compare_baseline(result, known)
+    print_summary(console, result, diff)
     write_outputs(console, result, json_path, report_dir)
-    if baseline is not None:
-        diff = compare_baseline(result, read_results(baseline))
-        console.print(format_baseline(diff), markup=False, highlight=False)
-        sys.exit(1 if diff.failed else 0)
-    sys.exit(1 if result.failed else 0)
+    if write_baseline is not None:
+        write_baseline.parent.mkdir(parents=True, exist_ok=True)
+        write_baseline.write_text(Baseline.of(result).to_json(), encoding="utf-8")
+        console.print(f"baseline: {write_baseline}", markup=False)
+    sys.exit(1 if fails_gate(result, diff) else 0)
+
+
+def _read_baseline(path: Path) -> Baseline:
+    """The --baseline file, read before the run: a bad one exits 2 with one line."""
+    try:
+        return read_baseline(path)
+    except BaselineError as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(2)
 
 
 async def _run(

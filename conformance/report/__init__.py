@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results import RunResult
-from .baseline import BaselineDiff, VerdictChange, compare_baseline, format_baseline
+from .baseline import (
+    Baseline,
+    BaselineDiff,
+    BaselineError,
+    VerdictChange,
+    compare_baseline,
+    fails_gate,
+    format_baseline,
+    read_baseline,
+)
 from .html import InfoTable, render_html, render_matrix
 from .junit import render_junit
 
@@ -30,11 +39,15 @@ def write_reports(result: RunResult, out_dir: Path) -> dict[str, Path]:
 
 __all__ = [
     "REPORT_FILES",
+    "Baseline",
     "BaselineDiff",
+    "BaselineError",
     "InfoTable",
     "VerdictChange",
     "compare_baseline",
+    "fails_gate",
     "format_baseline",
+    "read_baseline",
     "render_html",
     "render_junit",
     "render_matrix",

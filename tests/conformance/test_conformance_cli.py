@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
@@ -42,18 +43,102 @@ def test_run_fails_on_a_failing_adapter_and_names_the_invariant(tmp_path: Path) 
     assert "FAILED" in result.output
 
 
-def test_baseline_fails_only_on_verdicts_that_got_worse(tmp_path: Path) -> None:
+IN_PROCESS = ("--transport", "in-process")
+TOOL_CONT = ("-k", "tool-cont", *IN_PROCESS)
+MUTANT = ("--adapter", "conformance.adapters.mutants:identity_any_defined", *TOOL_CONT)
+
+
+def test_a_results_file_is_a_baseline_too(tmp_path: Path) -> None:
     bad, good = tmp_path / "bad.json", tmp_path / "good.json"
-    mutant = ("--adapter", "conformance.adapters.mutants:identity_any_defined", "-k", "tool-cont")
-    assert invoke("run", *mutant, "--json", str(bad)).exit_code == 1
-    assert invoke("run", "-k", "tool-cont", "--json", str(good)).exit_code == 0
-    same = invoke("run", *mutant, "--baseline", str(bad))
+    assert invoke("run", *MUTANT, "--json", str(bad)).exit_code == 1
+    assert invoke("run", *TOOL_CONT, "--json", str(good)).exit_code == 0
+    same = invoke("run", *MUTANT, "--baseline", str(bad))
     assert same.exit_code == 0, same.output
-    assert "0 new failure(s)" in same.output
-    worse = invoke("run", *mutant, "--baseline", str(good))
+    assert "0 new failure(s)" in same.output and "FAILED" not in same.output
+    worse = invoke("run", *MUTANT, "--baseline", str(good))
     assert worse.exit_code == 1
     assert "New failures (verdict got worse):" in worse.output
     assert "T1 tool-cont-null-id-name: pass -> fail" in worse.output
+
+
+def test_a_run_with_only_known_failures_passes_its_written_baseline(tmp_path: Path) -> None:
+    known = tmp_path / "baseline.json"
+    first = invoke("run", *MUTANT, "--write-baseline", str(known))
+    assert first.exit_code == 1 and "FAILED" in first.output
+    saved = json.loads(known.read_text(encoding="utf-8"))
+    assert (saved["schema"], saved["adapter"]) == (
+        "streamconform.baseline",
+        "streamconform-mutant-identity_any_defined",
+    )
+    assert saved["cases"]["tool-cont-null-id-name"]["verdicts"]["T1"] == "fail"
+    assert "started_at" not in saved and "events" not in known.read_text(encoding="utf-8")
+
+    again = invoke("run", *MUTANT, "--baseline", str(known))
+    assert again.exit_code == 0, again.output
+    assert "FAILED" not in again.output
+    assert "OK: 4 known failures (baseline), 0 new, 0 changed;" in again.output
+
+
+def test_a_known_failure_with_another_cause_fails_its_baseline(tmp_path: Path) -> None:
+    known = tmp_path / "baseline.json"
+    invoke("run", *MUTANT, "--write-baseline", str(known))
+    saved = json.loads(known.read_text(encoding="utf-8"))
+    saved["cases"]["tool-cont-null-id-name"]["causes"]["T1"] = "attempt 1: another bug"
+    known.write_text(json.dumps(saved), encoding="utf-8")
+    changed = invoke("run", *MUTANT, "--baseline", str(known))
+    assert changed.exit_code == 1
+    assert "Changed cause (same verdict, another reason):\n  T1 tool-cont-null-id-name: fail:" in (
+        changed.output
+    )
+    assert "(baseline: attempt 1: another bug)" in changed.output
+    assert "FAILED: 3 known failures (baseline), 0 new, 1 changed;" in changed.output
+
+
+def test_measured_waits_in_a_known_failure_do_not_change_its_cause(tmp_path: Path) -> None:
+    known = tmp_path / "baseline.json"
+    resends = ("--adapter", "conformance.adapters.mutants:resend_on_http_error", *IN_PROCESS)
+    resends += ("-k", "retry-backoff-doubling")
+    assert invoke("run", *resends, "--write-baseline", str(known)).exit_code == 1
+    causes = json.loads(known.read_text(encoding="utf-8"))["cases"]["retry-backoff-doubling"]
+    assert (
+        causes["causes"]["R5"] == "retry 1 came … ms after attempt 1 ended; at least … ms expected"
+    )
+    again = invoke("run", *resends, "--baseline", str(known))
+    assert again.exit_code == 0, again.output
+    assert "OK: 4 known failures (baseline), 0 new, 0 changed;" in again.output
+
+
+def test_a_new_failure_fails_a_compact_baseline(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.json"
+    assert invoke("run", *TOOL_CONT, "--write-baseline", str(clean)).exit_code == 0
+    worse = invoke("run", *MUTANT, "--baseline", str(clean))
+    assert worse.exit_code == 1
+    assert "T1 tool-cont-null-id-name: pass -> fail" in worse.output
+    assert "FAILED: 0 known failures (baseline), 4 new, 0 changed;" in worse.output
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (None, "cannot read the baseline (No such file or directory)"),
+        ("{not json", "the baseline is not JSON"),
+        ('{"hello": 1}', "neither a baseline (schema 'streamconform.baseline') nor a results"),
+        ('{"schema": "streamconform.baseline", "schema_version": 1}', ": suite_version: Field"),
+    ],
+)
+def test_a_malformed_baseline_is_refused_before_the_run(
+    tmp_path: Path, content: str | None, error: str
+) -> None:
+    baseline, out = tmp_path / "baseline.json", tmp_path / "out.json"
+    if content is not None:
+        baseline.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(
+        main, ["run", *MUTANT, "--baseline", str(baseline), "--json", str(out)]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {baseline}: ") and error in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert result.stdout == "" and not out.exists()
 
 
 def test_report_renders_one_result_or_a_matrix(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Two runs of the same fixtures and seed give the same results.json, once the clock's
-fields are blanked (conformance.results.reproducible_json lists them, and why they differ).
+fields are blanked (conformance.results.reproducible_json lists them, and why they differ),
+and the same baseline file byte for byte.
 
 The runs are the README's default run — ``conformance run``: the bundled corpus, the
 reference adapter, loopback — plus generated cases of a fixed seed, as two processes side
@@ -24,13 +25,14 @@ RUN = [sys.executable, "-m", "conformance", "run", "--generate", str(GENERATED),
 
 def test_the_default_run_with_a_seed_is_reproducible(tmp_path: Path) -> None:
     paths = [tmp_path / "first.json", tmp_path / "second.json"]
+    baselines = [tmp_path / "first-baseline.json", tmp_path / "second-baseline.json"]
     runs = [
         subprocess.Popen(
-            [*RUN, "--json", str(path)],
+            [*RUN, "--json", str(path), "--write-baseline", str(baseline)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        for path in paths
+        for path, baseline in zip(paths, baselines, strict=True)
     ]
     for run in runs:
         _, stderr = run.communicate(timeout=110)
@@ -45,3 +47,5 @@ def test_the_default_run_with_a_seed_is_reproducible(tmp_path: Path) -> None:
     assert len([case for case in cases if case.startswith("gen-")]) == GENERATED
     difference = difflib.unified_diff(once.splitlines(), again.splitlines(), lineterm="", n=2)
     assert once == again, "\n".join(list(difference)[:80])
+    # The baseline has nothing the clock decides: the same bytes.
+    assert baselines[0].read_bytes() == baselines[1].read_bytes()
