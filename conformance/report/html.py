@@ -271,6 +271,7 @@ class Header:
     protocol: str
     capabilities: tuple[tuple[str, bool], ...]
     suite_version: str
+    contract: str
     schema: str
     started: str
     finished: str
@@ -402,6 +403,7 @@ def _header(result: RunResult, attention: int) -> Header:
         protocol=str(adapter.get("protocol", "")),
         capabilities=tuple((str(name), bool(on)) for name, on in declared.items()),
         suite_version=result.suite_version,
+        contract=result.contract,
         schema=f"{result.schema_id} v{result.schema_version}",
         started=_when(result.started_at),
         finished=_when(result.finished_at),

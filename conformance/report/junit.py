@@ -58,6 +58,7 @@ def _suite_properties(result: RunResult) -> dict[str, str]:
         "adapter_version": str(result.adapter.get("version", "")),
         "capabilities": ",".join(name for name, on in declared.items() if on),
         "suite_version": result.suite_version,
+        "contract": result.contract,
         "strict": str(bool(result.options.get("strict", False))).lower(),
     }
 
