@@ -88,6 +88,7 @@ class ConformanceError(Exception):
       + AdapterLoadError                       adapters.base: an adapter cannot be started
       + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk
       + ReplayError (ValueError)               report.transcript: a case cannot be rebuilt
+      + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family
       + SuiteUnavailableError                  pytest_plugin: no fixtures, or no adapter
       + _MalformedError                        oracle.reading: JSON whose shape is no chunk

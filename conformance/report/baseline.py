@@ -35,6 +35,7 @@ from pydantic import (
     model_serializer,
 )
 
+from ..codes import ConformanceError
 from ..results import (
     SCHEMA as RESULTS_SCHEMA,
     CaseResult,
@@ -48,7 +49,7 @@ BASELINE_SCHEMA: Final = "streamconform.baseline"
 BASELINE_SCHEMA_VERSION: Final = 1
 
 
-class BaselineError(ValueError):
+class BaselineError(ConformanceError, ValueError):
     """A baseline that cannot be used; the message is one line that names the file."""
 
 
