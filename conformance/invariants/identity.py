@@ -123,12 +123,12 @@ def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
 @invariant(
     "T7",
     "INFO",
-    "Conflicting second identity, name fragmented across deltas, call without index: "
-    "recorded as assembled.",
+    "Conflicting second identity, name fragmented across deltas, call without index, two "
+    "calls sharing an index: recorded as assembled.",
     source=NOTE + " (deferred alternatives)",
 )
 def check_ambiguous_identity(evidence: Evidence) -> Judgement | None:
-    features = ("tool-id-conflict", "tool-name-conflict", "tool-no-index")
+    features = ("tool-id-conflict", "tool-name-conflict", "tool-no-index", "tool-index-shared")
     relevant = [
         attempt
         for attempt in evidence.attempts

@@ -212,10 +212,13 @@ class _Reading:
         wire_index = entry.get("index")
         key = json.dumps(position if wire_index is None else wire_index, sort_keys=True)
         call = self.calls.get(key)
+        if call is not None and _another_call(call, entry, function):
+            self.features.add("tool-index-shared")
+            call = None
         if call is None:
             call = self.calls[key] = _ToolCall(block=len(self.blocks))
             self.blocks.append(call)
-            if len(self.calls) > 1:
+            if len(self._tool_calls()) > 1:
                 self.features.add("tool-parallel")
         call.id = self._identity(call, call.id, "id", entry)
         call.name = self._identity(call, call.name, "name", function)
@@ -246,6 +249,9 @@ class _Reading:
             self.features.add(f"tool-{key}-{kind}")
         return current
 
+    def _tool_calls(self) -> list[_ToolCall]:
+        return [block for block in self.blocks if isinstance(block, _ToolCall)]
+
     def result(self, number: int) -> ExpectedAttempt:
         blocks = tuple(self._assembled(block) for block in self.blocks)
         if self.failure is not None:
@@ -257,7 +263,7 @@ class _Reading:
                 billed_usage=self.usage,
                 features=frozenset(self.features),
             )
-        unidentified = [c for c in self.calls.values() if not c.id or not c.name]
+        unidentified = [c for c in self._tool_calls() if not c.id or not c.name]
         if unidentified:
             self.features.add("tool-unidentified")
             return self._refusal(number, MALFORMED_TOOL_CALL, blocks)
@@ -312,6 +318,24 @@ class _Reading:
                 id=block.id or "", name=block.name or "", arguments=block.arguments
             )
         return block
+
+
+def _another_call(call: _ToolCall, entry: dict[str, Any], function: dict[str, Any]) -> bool:
+    """T7's two calls sharing an index, read as two: once the call at an index has its id and
+    name, an entry there that brings another non-empty id together with a non-empty name
+    opens another call (Ollama puts every parallel call at index 0, Gemini sends each
+    without index). A new id without a name (LM Studio's id on every delta) stays a
+    conflicting repeat of the call, and one before the call has its name a late identity.
+    """
+    new_id, name = entry.get("id"), function.get("name")
+    return (
+        call.id is not None
+        and call.name is not None
+        and isinstance(new_id, str)
+        and new_id not in ("", call.id)
+        and isinstance(name, str)
+        and name != ""
+    )
 
 
 def map_usage(usage: Any) -> Usage:

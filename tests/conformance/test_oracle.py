@@ -59,6 +59,32 @@ def test_identity_is_established_once() -> None:
     )
 
 
+def test_another_identity_at_a_used_index_is_another_call() -> None:
+    """T7's two calls sharing an index: a whole new identity opens a call; a new id alone
+    (LM Studio's id on every delta) or before the call has its name does not."""
+    final = outcome_of(
+        stream()
+        .tool_call(0, id="call_a", name="get_weather", arguments="{}")
+        .tool_call(0, id="call_b", name="get_time", arguments="[")
+        .tool_call(0, id="call_x", arguments="]")
+        .finish("tool_calls")
+        .done()
+    )
+    assert final.blocks == (
+        ToolCallBlock(id="call_a", name="get_weather", arguments="{}"),
+        ToolCallBlock(id="call_b", name="get_time", arguments="[]"),
+    )
+    assert {"tool-index-shared", "tool-parallel", "tool-id-conflict"} <= final.features
+    late_name = outcome_of(
+        stream()
+        .tool_call(0, id="call_a", arguments="{")
+        .tool_call(0, id="call_b", name="f", arguments="}")
+        .finish("tool_calls")
+        .done()
+    )
+    assert late_name.blocks == (ToolCallBlock(id="call_a", name="f", arguments="{}"),)
+
+
 def test_unidentified_call_reports_usage_then_malformed() -> None:
     final = outcome_of(
         stream().tool_call(0, name="f", arguments="{}").finish("tool_calls").usage(5, 1).done()

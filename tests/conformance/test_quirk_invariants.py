@@ -82,15 +82,15 @@ def _judge(adapter: object, scenario: Scenario) -> dict[str, str]:
 def test_an_ambiguous_quirk_is_recorded_not_failed() -> None:
     verdicts = _judge(FixedCall(), _same_index_calls("quirk-C2", INFO_TAG))
     assert verdicts["Q2"] == "info"
-    assert verdicts["C3"] == "info"  # would fail: the oracle's reading is {}{}
+    assert verdicts["T3"] == "info"  # would fail: the oracle reads two calls
     assert "Q1" not in verdicts
     assert "fail" not in verdicts.values()
 
 
 def test_the_same_stream_is_judged_when_not_marked_ambiguous() -> None:
     verdicts = _judge(FixedCall(), _same_index_calls("quirk-A7"))
-    assert verdicts["C3"] == "fail"
-    assert verdicts["Q1"] == "n/a"  # the same difference, counted once: under C3
+    assert verdicts["T3"] == "fail"
+    assert verdicts["C3"] == verdicts["Q1"] == "n/a"  # the same difference, counted once
     assert "Q2" not in verdicts
 
 

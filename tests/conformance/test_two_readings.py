@@ -3,8 +3,9 @@
 Two independent readings of INVARIANTS.md (h11's ``test_against_stdlib_http``, applied to
 ourselves): neither imports the other, and this file only feeds both the same inputs —
 status lines and error wording (H1), Retry-After values (H2), retry decisions and waits
-(R1-R3, R5, R6), SSE bodies cut into reads (S1-S3). A disagreement is a question the spec
-must answer; where INVARIANTS.md is silent, the answers are in ``docs/decisions.md``.
+(R1-R3, R5, R6), SSE bodies cut into reads (S1-S3), tool-call entries to group into calls
+(T1-T4, T7). A disagreement is a question the spec must answer; where INVARIANTS.md is
+silent, the answers are in ``docs/decisions.md``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from conformance import codes, oracle
 from conformance.adapters.reference import (
     Failure,
     SSEDecoder,
+    StreamTranslator,
     backoff_delay_ms,
     classify_http_error,
     classify_stream_error,
@@ -33,9 +35,9 @@ from conformance.adapters.reference import (
     decide_retry,
     parse_retry_after,
 )
-from conformance.events import RetryPolicy
+from conformance.events import BlockEnd, Finish, RetryPolicy
 from conformance.strategies import family_cases
-from fakeprovider.build import ScenarioBuilder, stream
+from fakeprovider.build import ABSENT, ScenarioBuilder, stream
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.wire import encode_stream
 
@@ -336,3 +338,43 @@ def test_sse_payloads_of_generated_streams_agree(scenario: Scenario) -> None:
         if isinstance(attempt, StreamAttempt):
             plan = encode_stream(attempt.stream)
             assert oracle.sse_payloads(plan.body) == decoded([w.data for w in plan.writes])
+
+
+# --- tool-call grouping (T1-T4, T7) ---------------------------------------------------------
+
+IDS = st.sampled_from((ABSENT, None, "", "call_a", "call_b"))
+NAMES = st.sampled_from((ABSENT, None, "", "get_weather", "get_time"))
+FRAGMENTS = st.sampled_from((ABSENT, None, "", '{"a"', ":1}"))
+
+
+@st.composite
+def tool_call_streams(draw: st.DrawFn) -> Scenario:
+    """Tool-call entries at a few indexes or none, their identity absent, null, empty,
+    repeated, late or conflicting: which entries make one call is what both must agree on."""
+    builder = stream().role()
+    for _ in range(draw(st.integers(1, 6))):
+        index = draw(st.sampled_from((0, 1, ABSENT)))
+        builder = builder.tool_call(
+            index, id=draw(IDS), name=draw(NAMES), arguments=draw(FRAGMENTS)
+        )
+    attempt = builder.finish("tool_calls").done()
+    return ScenarioBuilder("two-readings").attempt(attempt).build()
+
+
+@given(tool_call_streams())
+@MANY
+def test_tool_call_grouping_agrees(scenario: Scenario) -> None:
+    expected = oracle.expected_attempt(scenario, 1, now=NOW)
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    translator = StreamTranslator()
+    events = [
+        event
+        for payload in decoded([encode_stream(attempt.stream).body])
+        for event in translator.feed(payload)
+    ]
+    finish = events[-1]
+    assert isinstance(finish, Finish)
+    assert (finish.reason, finish.code) == (expected.reason, expected.code)
+    ends = [event.block for event in events if isinstance(event, BlockEnd)]
+    assert ends == (list(expected.blocks) if expected.success else [])

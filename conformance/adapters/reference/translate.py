@@ -166,16 +166,30 @@ class StreamTranslator:
         )
 
     def _tool_index(self, part: ToolCallPart, events: list[Event]) -> int:
-        """The block of the call `part` belongs to, by wire key; a new key opens one (T3)."""
+        """The block of the call `part` belongs to, by wire key; a new key opens one (T3),
+        and so does another call announced at a key already in use."""
         index = self._tool_indexes.get(part.key)
-        if index is None:
+        if index is None or self._starts_another_call(self._blocks[index], part):
             index = self._tool_indexes[part.key] = self._open("tool-call", events)
         return index
 
+    def _starts_another_call(self, block: OpenBlock, part: ToolCallPart) -> bool:
+        # Two calls sharing an index (T7): once this call has its id and name, a part bringing
+        # both a name and another id is the next call, not a conflicting repeat of this one.
+        # Ollama puts every parallel call at index 0 and Gemini sends each without an index
+        # (anchors C2, E2); merging them would hand over a call neither the model nor the
+        # tool meant.
+        return (
+            block.call_id is not None
+            and block.name is not None
+            and part.call_id not in (None, block.call_id)
+            and part.name is not None
+        )
+
     def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
         # Identity is set once and never concatenated (T1, T2, T4). A later, different
-        # non-empty value is ignored: the first is what earlier deltas already announced
-        # (T7 leaves this open).
+        # non-empty id without a name is ignored: the first is what earlier deltas already
+        # announced (T7 leaves this open).
         if block.call_id is None:
             block.call_id = part.call_id
         if block.name is None:

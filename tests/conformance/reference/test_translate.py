@@ -289,16 +289,40 @@ def test_repeated_identical_identity_is_inert() -> None:
     ]
 
 
-def test_conflicting_later_identity_keeps_the_first_and_never_concatenates() -> None:
-    events = translate(
-        T(call(0, id="ab", name="get")), T(call(0, id="cd", name="_x")), FIN("tool_calls")
-    )
+@pytest.mark.parametrize(
+    "later",
+    [call(0, id="cd", arguments="}"), call(0, name="_x", arguments="}")],
+    ids=["id-alone", "name-alone"],
+)
+def test_conflicting_later_identity_keeps_the_first_and_never_concatenates(
+    later: dict[str, Any],
+) -> None:
+    events = translate(T(call(0, id="ab", name="get", arguments="{")), T(later), FIN("tool_calls"))
     assert events == [
         BlockStart(index=0, block_type="tool-call"),
-        ToolCallDelta(index=0, id="ab", name="get", arguments_delta=""),
-        ToolCallDelta(index=0, id="ab", name="get", arguments_delta=""),
-        BlockEnd(index=0, block=ToolCallBlock(id="ab", name="get", arguments="")),
+        ToolCallDelta(index=0, id="ab", name="get", arguments_delta="{"),
+        ToolCallDelta(index=0, id="ab", name="get", arguments_delta="}"),
+        BlockEnd(index=0, block=ToolCallBlock(id="ab", name="get", arguments="{}")),
         Finish(reason="tool-calls"),
+    ]
+
+
+@pytest.mark.parametrize("index", [0, None], ids=["index-reused", "no-index"])
+def test_another_id_with_a_name_at_a_used_index_is_another_call(index: int | None) -> None:
+    # Ollama puts every parallel call at index 0, Gemini sends each without one (C2, E2).
+    events = translate(
+        T(call(index, id="a", name="get_weather", arguments='{"city": "Paris"}')),
+        T(call(index, id="b", name="get_weather", arguments='{"city": "Oslo"}')),
+        T(call(index, arguments="")),
+        FIN("tool_calls"),
+    )
+    assert block_ends(events) == [
+        BlockEnd(
+            index=0, block=ToolCallBlock(id="a", name="get_weather", arguments='{"city": "Paris"}')
+        ),
+        BlockEnd(
+            index=1, block=ToolCallBlock(id="b", name="get_weather", arguments='{"city": "Oslo"}')
+        ),
     ]
 
 
