@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ..oracle import ExpectedAttempt
-from .evidence import Evidence, ObservedAttempt, other_reading, outcome_difference
+from .evidence import Difference, Evidence, ObservedAttempt, other_reading, outcome_difference
 from .registry import Judgement, breached, held, weaker
 
 Applies = Callable[[ExpectedAttempt], bool]
@@ -20,7 +20,9 @@ def judge_attempts(
 
     ``compare`` returns a problem (str), a judgement, or None when the attempt is fine. An
     attempt the adapter read another way the spec allows is left out, unless the invariant
-    judges that very reading (``every_reading``).
+    judges that very reading (``every_reading``). Of the attempts' breaches the first
+    counts, a weaker one only when no other is found, and one in an aspect the case
+    contests only when none of its judged aspects is breached.
     """
     relevant = [
         (seen, wanted)
@@ -29,17 +31,23 @@ def judge_attempts(
     ]
     if not relevant:
         return None
-    softer: Judgement | None = None
+    breaches = []
     for seen, wanted in relevant:
         result = compare(seen, wanted, evidence)
         if isinstance(result, str):
-            return breached(f"attempt {seen.number}: {result}")
-        if isinstance(result, Judgement) and not result.held:
-            located = dataclasses.replace(result, reason=f"attempt {seen.number}: {result.reason}")
-            if not result.weaker:
-                return located
-            softer = softer or located
-    return softer or held()
+            result = breached(result)
+        if result is not None and not result.held:
+            breaches.append(
+                dataclasses.replace(result, reason=f"attempt {seen.number}: {result.reason}")
+            )
+    return min(
+        breaches, key=lambda found: (_contested(found, evidence), found.weaker), default=held()
+    )
+
+
+def _contested(judgement: Judgement, evidence: Evidence) -> bool:
+    aspect = judgement.aspect
+    return aspect is not None and evidence.contest((aspect,)) is not None
 
 
 def has_feature(*names: str) -> Applies:
@@ -47,9 +55,16 @@ def has_feature(*names: str) -> Applies:
     return lambda wanted: any(name in wanted.features for name in names)
 
 
-def same_outcome(seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence) -> str | None:
+def breach_of(difference: Difference | None) -> Judgement | None:
+    """A difference in the outcome as a breach of the aspect it is in."""
+    return None if difference is None else breached(difference.detail, difference.aspect)
+
+
+def same_outcome(
+    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+) -> Judgement | None:
     """The central property: the caller sees what the oracle expects."""
-    return outcome_difference(seen, wanted, evidence.capabilities)
+    return breach_of(outcome_difference(seen, wanted, evidence.capabilities, evidence.contested))
 
 
 def expected_failure(
@@ -61,10 +76,10 @@ def expected_failure(
     finish = seen.finish
     if finish is not None and finish.reason == "error":
         if check_code and finish.code != code:
-            return breached(f"finish error {finish.code}, expected {code}")
+            return breached(f"finish error {finish.code}, expected {code}", "finish")
         return None
     if seen.thrown is not None:
         if check_code and seen.thrown.code != code:
-            return breached(f"{seen.describe()}, expected finish error {code}")
-        return weaker(f"threw {seen.thrown.code} instead of yielding finish error {code}")
-    return breached(f"{seen.describe()}, expected finish error {code}")
+            return breached(f"{seen.describe()}, expected finish error {code}", "finish")
+        return weaker(f"threw {seen.thrown.code} instead of yielding finish error {code}", "finish")
+    return breached(f"{seen.describe()}, expected finish error {code}", "finish")

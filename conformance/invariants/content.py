@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..events import ReasoningBlock, TextBlock
 from ..oracle import ExpectedAttempt
+from ..quirks import Aspect
 from .common import Compare, judge_attempts
 from .evidence import (
     Evidence,
@@ -13,7 +14,7 @@ from .evidence import (
     tool_calls,
     usage_difference,
 )
-from .registry import Judgement, invariant
+from .registry import Judgement, breached, invariant
 
 HARNESS = "harness: DeepSeek translator (llm-deepseek/src/translate.ts)"
 
@@ -35,6 +36,7 @@ def _text_equal(kind: type[TextBlock | ReasoningBlock], label: str) -> Compare:
     "MUST",
     'Text is the concatenation of the non-empty content strings; null, "" and absent open nothing.',
     source=HARNESS,
+    reads=("text",),
 )
 def check_text_assembly(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _success, _text_equal(TextBlock, "text"))
@@ -47,6 +49,7 @@ def check_text_assembly(evidence: Evidence) -> Judgement | None:
     "signature opens no block.",
     source=HARNESS,
     needs=("reasoning",),
+    reads=("reasoning",),
 )
 def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _success, _text_equal(ReasoningBlock, "reasoning"))
@@ -58,9 +61,10 @@ def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     "Tool-call arguments are the raw concatenation of their fragments, never parsed or "
     "re-serialised (interop: equal as JSON passes; invalid JSON stays raw).",
     source=HARNESS,
+    reads=("arguments",),
 )
 def check_arguments_raw(evidence: Evidence) -> Judgement | None:
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
         got = [call.arguments for call in tool_calls(seen.blocks)]
         expected = [call.arguments for call in tool_calls(wanted.blocks)]
         # Interop: arguments equal as JSON are the same arguments; invalid JSON stays raw.
@@ -69,7 +73,11 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
             if ev.contract == "interop"
             else got == expected
         )
-        return None if same else f"arguments {got!r}, expected {expected!r}"
+        if same:
+            return None
+        # As many calls, different arguments; otherwise the calls themselves differ.
+        aspect: Aspect = "arguments" if len(got) == len(expected) else "tool-calls"
+        return breached(f"arguments {got!r}, expected {expected!r}", aspect)
 
     return judge_attempts(evidence, lambda w: w.success and bool(tool_calls(w.blocks)), compare)
 
@@ -81,6 +89,7 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
     "(interop: the wire's own input figure passes).",
     source=HARNESS + " (mapUsage)",
     needs=("usage",),
+    reads=("usage",),
 )
 def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
@@ -107,6 +116,7 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     "the upper-cased code; the last reason wins; none by [DONE] → stop (interop: tool-calls "
     "passes where tool calls were streamed).",
     source=HARNESS,
+    reads=("finish",),
 )
 def check_finish_mapping(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:

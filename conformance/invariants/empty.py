@@ -16,6 +16,7 @@ NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
     "A stop (or absent) finish with zero content blocks at [DONE] reports its usage, then "
     "finish error EMPTY_RESPONSE; chunks without choices count as zero blocks.",
     source=NOTE,
+    reads=("finish", "usage"),
     interop="INFO",  # the harness's refusal; an empty stop loses nothing the wire sent
 )
 def check_empty_response_refused(evidence: Evidence) -> Judgement | None:
@@ -29,7 +30,7 @@ def _refused_with_usage(
     if failure is not None and not failure.weaker:
         return failure
     if wanted.usage is not None and evidence.capabilities.usage and not seen.usages:
-        return breached("the wire's usage was not reported before the failure")
+        return breached("the wire's usage was not reported before the failure", "usage")
     return failure
 
 

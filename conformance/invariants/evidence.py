@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from fakeprovider.registry import RequestRecord
@@ -28,6 +28,7 @@ from ..events import (
     Usage,
 )
 from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
+from ..quirks import ASPECT_TITLES, Aspect, contested_aspects
 from ..verdicts import CaseStatus, Contract
 
 
@@ -101,9 +102,25 @@ class Evidence:
     contract: Contract = "harness"  # checkers with an aspect the interop contract only records
     timeout_s: float | None = None  # the case's bound, retries included
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
+    # The aspects of the outcome the scenario's ambiguous quirk leaves open, each with what
+    # contests it (INVARIANTS.md §Q); empty for a stream with one reading.
+    contested: Mapping[Aspect, str] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attempts", split_attempts(self.events))
+        object.__setattr__(self, "contested", contested_aspects(self.scenario))
+
+    def contest(self, aspects: Iterable[Aspect]) -> str | None:
+        """Why a finding in ``aspects`` is only recorded: what leaves the first of them the
+        scenario contests open; None when none is contested."""
+        return next(
+            (
+                f"{self.contested[aspect]} leaves {ASPECT_TITLES[aspect]} open"
+                for aspect in aspects
+                if aspect in self.contested
+            ),
+            None,
+        )
 
     def pairs(self) -> list[tuple[ObservedAttempt, ExpectedAttempt]]:
         """Observed attempt n beside the oracle's attempt n (the one the provider served)."""
@@ -179,28 +196,58 @@ def usage_difference(observed: Usage, expected: Usage) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Difference:
+    """One way an observed attempt differs from the expected one, in one aspect."""
+
+    aspect: Aspect
+    detail: str
+
+
+def first_difference(
+    differences: Iterable[Difference], contested: Collection[Aspect]
+) -> Difference | None:
+    """The first difference in an aspect that is not ``contested``, else the first one: a
+    difference the case only records must not hide one it judges."""
+    found = list(differences)
+    return next((d for d in found if d.aspect not in contested), found[0] if found else None)
+
+
 def outcome_difference(
-    observed: ObservedAttempt, expected: ExpectedAttempt, capabilities: Capabilities
-) -> str | None:
-    """The first way the observed attempt differs from the expected one, or None.
+    observed: ObservedAttempt,
+    expected: ExpectedAttempt,
+    capabilities: Capabilities,
+    contested: Collection[Aspect] = (),
+) -> Difference | None:
+    """The first way the observed attempt differs from the expected one (see
+    :func:`first_difference`), or None.
 
     Compares what the caller sees: finish (and code), text, reasoning, tool calls; a
     capability the adapter does not declare is left out of the comparison. Usage is C4's
     to judge and the raw form of arguments C3's: each root cause is reported once.
     """
+    return first_difference(outcome_differences(observed, expected, capabilities), contested)
+
+
+def outcome_differences(
+    observed: ObservedAttempt, expected: ExpectedAttempt, capabilities: Capabilities
+) -> Iterator[Difference]:
+    """Every way the observed attempt differs, finish first; once one attempt failed and
+    the other did not, what they hold is not compared: it follows from that."""
     if other_reading(observed, expected):
-        return None
+        return
     if expected.success != (not observed.failed):
         wanted = expected.reason + (f" {expected.code}" if expected.code else "")
-        return f"{observed.describe()}, expected finish {wanted}"
+        yield Difference("finish", f"{observed.describe()}, expected finish {wanted}")
+        return
     if not expected.success:
         if capabilities.error_codes and observed.code != expected.code:
-            return f"{observed.describe()}, expected code {expected.code}"
-        return None
+            yield Difference("finish", f"{observed.describe()}, expected code {expected.code}")
+        return
     assert observed.finish is not None
     if observed.finish.reason != expected.reason:
-        return f"finish {observed.finish.reason}, expected {expected.reason}"
-    return blocks_difference(observed.blocks, expected.blocks, capabilities)
+        yield Difference("finish", f"finish {observed.finish.reason}, expected {expected.reason}")
+    yield from blocks_differences(observed.blocks, expected.blocks, capabilities)
 
 
 def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
@@ -226,43 +273,51 @@ def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
     )
 
 
-def blocks_difference(
+def blocks_differences(
     observed: list[Block], expected: tuple[Block, ...], capabilities: Capabilities
-) -> str | None:
-    kinds: list[tuple[str, type[TextBlock | ReasoningBlock]]] = [("text", TextBlock)]
+) -> Iterator[Difference]:
+    kinds: list[tuple[Aspect, type[TextBlock | ReasoningBlock]]] = [("text", TextBlock)]
     if capabilities.reasoning:
         kinds.append(("reasoning", ReasoningBlock))
-    for label, kind in kinds:
+    for aspect, kind in kinds:
         seen, wanted = texts(observed, kind), texts(expected, kind)
         if seen != wanted:
-            return f"{label} blocks {_short(seen)}, expected {_short(wanted)}"
-    return tool_calls_difference(tool_calls(observed), tool_calls(expected))
+            yield Difference(aspect, f"{aspect} blocks {_short(seen)}, expected {_short(wanted)}")
+    yield from tool_calls_differences(tool_calls(observed), tool_calls(expected))
 
 
-def tool_calls_difference(
+def tool_calls_differences(
     observed: list[ToolCallBlock], expected: list[ToolCallBlock]
-) -> str | None:
-    """Identity and arguments of each call; arguments that are equal as JSON match (C3 alone
-    judges the raw form), and calls that share a wire id may carry distinct ids (T3)."""
+) -> Iterator[Difference]:
+    """Which calls there are (their number, ids and names), then their arguments, call by
+    call; arguments that are equal as JSON match (C3 alone judges the raw form), and calls
+    that share a wire id may carry distinct ids (T3)."""
     if len(observed) != len(expected):
-        return f"{len(observed)} tool call(s) {_calls(observed)}, expected {_calls(expected)}"
+        yield Difference(
+            "tool-calls",
+            f"{len(observed)} tool call(s) {_calls(observed)}, expected {_calls(expected)}",
+        )
+        return
     wire_ids = [call.id for call in expected]
     seen_ids = [call.id for call in observed]
     for position, (seen, wanted) in enumerate(zip(observed, expected, strict=True)):
         made_unique = wire_ids.count(wanted.id) > 1 and seen.id and seen_ids.count(seen.id) == 1
-        problem = None
         if seen.id != wanted.id and not made_unique:
-            problem = "id"
+            yield _call_difference("tool-calls", position, "id", seen.id, wanted.id)
         elif seen.name != wanted.name:
-            problem = "name"
-        elif not arguments_match(seen.arguments, wanted.arguments):
-            problem = "arguments"
-        if problem is not None:
-            return (
-                f"tool call {position} {problem} {_short(getattr(seen, problem))}, "
-                f"expected {_short(getattr(wanted, problem))}"
+            yield _call_difference("tool-calls", position, "name", seen.name, wanted.name)
+        if not arguments_match(seen.arguments, wanted.arguments):
+            yield _call_difference(
+                "arguments", position, "arguments", seen.arguments, wanted.arguments
             )
-    return None
+
+
+def _call_difference(
+    aspect: Aspect, position: int, part: str, seen: str, wanted: str
+) -> Difference:
+    return Difference(
+        aspect, f"tool call {position} {part} {_short(seen)}, expected {_short(wanted)}"
+    )
 
 
 def arguments_match(seen: str, wanted: str) -> bool:

@@ -62,6 +62,7 @@ def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
     "A stream that ends before a complete [DONE] event is a STREAM_CLOSED failure, never a "
     "success (interop: after its finish arrived, reading it as complete is recorded).",
     source="harness: sse.ts (SSE stream ended without [DONE])",
+    reads=("finish",),
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("no-done"), _closed_before_done)
@@ -74,9 +75,11 @@ def _closed_before_done(
     if evidence.contract == "interop" and finished is not None and not seen.failed:
         # The finish had arrived: reading the stream as complete loses nothing (interop INFO),
         # provided what was read is what the wire sent.
-        problem = outcome_difference(seen, finished, evidence.capabilities)
+        problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
         if problem:
-            return breached(f"read as finished without [DONE], but {problem}")
+            return breached(
+                f"read as finished without [DONE], but {problem.detail}", problem.aspect
+            )
         return Judgement(
             False, f"read as finished without [DONE]: {seen.describe()}", recorded=True
         )
@@ -89,6 +92,7 @@ def _closed_before_done(
     "A payload that is not JSON is a MALFORMED_RESPONSE failure; a comment re-wrapped as "
     "data (data: : …) may be skipped or refused so.",
     source="harness: translate.ts (malformed SSE payload)",
+    reads=("finish",),
 )
 def check_non_json_payload(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("non-json"), expected_failure)
@@ -99,6 +103,7 @@ def check_non_json_payload(evidence: Evidence) -> Judgement | None:
     "SHOULD",
     'A mid-stream {"error": …} payload is surfaced as a failure, not an empty or partial success.',
     source="anchors J1-J3 (the harness ignores it: recorded)",
+    reads=("finish",),
 )
 def check_error_object_surfaced(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, _: ExpectedAttempt, __: Evidence) -> Judgement:

@@ -44,7 +44,7 @@ def _per_attempt(rule: Callable[[ObservedAttempt], str | None]) -> Callable[[Evi
     "Exactly one finish per attempt, and nothing after it but retry or end; an exception "
     "without a canonical code is a crash.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
 )
 def check_one_finish(evidence: Evidence) -> Judgement:
     for attempt in evidence.attempts:
@@ -78,7 +78,7 @@ def _one_finish(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "Usage at most once per attempt, before its finish.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
 )
 def check_usage_once(evidence: Evidence) -> Judgement:
     return _per_attempt(_usage_once)(evidence)
@@ -99,7 +99,7 @@ def _usage_once(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A delta follows the block-start of its index, and its type matches the block's.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
     needs=("deltas",),
 )
 def check_delta_after_start(evidence: Evidence) -> Judgement:
@@ -128,7 +128,7 @@ def _delta_after_start(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "block-start indexes are distinct, non-negative, and allocated 0, 1, 2… in order.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
     needs=("deltas",),
 )
 def check_index_allocation(evidence: Evidence) -> Judgement:
@@ -147,7 +147,7 @@ def _index_allocation(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A block-end closes an open block of the same type, once.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
     needs=("deltas",),
 )
 def check_block_end_closes(evidence: Evidence) -> Judgement:
@@ -173,7 +173,7 @@ def _block_end_closes(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A success finish (stop, tool-calls, max-tokens) leaves no block open.",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
     needs=("deltas",),
 )
 def check_success_closes_blocks(evidence: Evidence) -> Judgement:
@@ -197,7 +197,7 @@ def _success_closes_blocks(attempt: ObservedAttempt) -> str | None:
     "MUST",
     "A block-end equals the concatenation of its deltas (text, reasoning, arguments).",
     source=GRAMMAR,
-    any_reading=True,
+    reads=(),
     needs=("deltas",),
 )
 def check_block_end_matches_deltas(evidence: Evidence) -> Judgement:
@@ -231,7 +231,7 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
     "SHOULD",
     "Optional fields are absent, not null.",
     source="ADAPTER-PROTOCOL events; harness invariant.ts (optional keys omitted)",
-    any_reading=True,
+    reads=(),
 )
 def check_no_null_fields(evidence: Evidence) -> Judgement:
     for number, event in _all_events(evidence):

@@ -5,15 +5,24 @@ from __future__ import annotations
 from ..codes import MALFORMED_TOOL_CALL
 from ..events import BlockEnd, ToolCallBlock
 from ..oracle import ExpectedAttempt
-from .common import Applies, expected_failure, has_feature, judge_attempts
-from .evidence import Evidence, ObservedAttempt, tool_calls, tool_calls_difference
+from .common import Applies, breach_of, expected_failure, has_feature, judge_attempts
+from .evidence import (
+    Evidence,
+    ObservedAttempt,
+    first_difference,
+    tool_calls,
+    tool_calls_differences,
+)
 from .registry import Judgement, breached, held, invariant, weaker
 
 NOTE = "note: streamed tool-call identity survives empty continuation deltas"
 
 
-def _same_calls(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
-    return tool_calls_difference(tool_calls(seen.blocks), tool_calls(wanted.blocks))
+def _same_calls(
+    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+) -> Judgement | None:
+    differences = tool_calls_differences(tool_calls(seen.blocks), tool_calls(wanted.blocks))
+    return breach_of(first_difference(differences, evidence.contested))
 
 
 def _successful(*features: str) -> Applies:
@@ -73,6 +82,7 @@ def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     "reported, then finish error MALFORMED_TOOL_CALL (SHOULD: no block-end at all, yielded "
     "not thrown).",
     source=NOTE,
+    reads=("tool-calls", "finish", "usage"),
     interop="INFO",  # the harness's refusal; T6 still forbids closing a call with no identity
 )
 def check_unidentified_call_refused(evidence: Evidence) -> Judgement | None:
@@ -84,12 +94,12 @@ def _refused(
 ) -> Judgement | None:
     unusable = [c for c in tool_calls(seen.blocks) if not c.id or not c.name]
     if unusable:
-        return breached(f"closed an unidentified call {unusable[0].model_dump()}")
+        return breached(f"closed an unidentified call {unusable[0].model_dump()}", "tool-calls")
     failure = expected_failure(seen, wanted, evidence)
     if failure is not None and not failure.weaker:
         return failure
     if wanted.usage is not None and evidence.capabilities.usage and not seen.usages:
-        return breached("the wire's usage was not reported before the failure")
+        return breached("the wire's usage was not reported before the failure", "usage")
     if failure is not None:
         return failure
     if any(isinstance(e, BlockEnd) for e in seen.events):
@@ -103,7 +113,7 @@ def _refused(
     "MUST",
     "No block-end of a tool call carries an empty id or name.",
     source=NOTE + " (the durable boundary: such a call makes a session unloadable)",
-    any_reading=True,
+    reads=(),
 )
 def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
     ends = [

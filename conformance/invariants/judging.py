@@ -11,8 +11,9 @@ together (INVARIANTS.md, "Contracts"):
   invariant before the framing ones, those before the general content checks, and the
   catch-alls (Q1, R8) only when nobody else found it;
 - the level under the contract turns a breach into a verdict: MUST → fail, SHOULD →
-  non-strict (fail with ``strict``), INFO → info; on an ambiguous quirk, what depends on
-  how the wire is read is recorded, not judged.
+  non-strict (fail with ``strict``), INFO → info; on an ambiguous quirk, a breach in an
+  aspect of the outcome the quirk contests (INVARIANTS.md §Q) is recorded as info, and
+  explains no other breach: losing what the quirk leaves alone is judged at its level.
 """
 
 from __future__ import annotations
@@ -82,10 +83,13 @@ def _explained(
     evidence: Evidence, judged: Mapping[str, tuple[Invariant, Judgement]]
 ) -> dict[str, str]:
     """The breaches that are consequences of another one, with the invariant that owns it."""
+    # A breach only recorded (in an aspect the quirk contests) is not one of them.
     breaches = [
         id
         for id, (invariant, judgement) in judged.items()
-        if not judgement.held and all(getattr(evidence.capabilities, n) for n in invariant.needs)
+        if not judgement.held
+        and all(getattr(evidence.capabilities, n) for n in invariant.needs)
+        and invariant.contest(judgement, evidence) is None
     ]
     roots = [id for id in breaches if judged[id][1].root_cause]
     if roots:

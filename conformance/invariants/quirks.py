@@ -1,8 +1,11 @@
-"""Q — real-world provider quirks (INVARIANTS.md §Q): unambiguous ones judged, the rest recorded.
+"""Q — real-world provider quirks (INVARIANTS.md §Q): judged where the wire is clear, recorded
+where it is not.
 
 Which quirk a scenario shows comes from its ``quirk-<ID>`` tags and the catalogue in
-:mod:`conformance.quirks`. An ambiguous scenario (tagged ``level:info``) has its outcome
-verdicts recorded as ``info`` by the registry; Q2 states what the adapter made of it.
+:mod:`conformance.quirks`. An ambiguous scenario (tagged ``level:info``) leaves some aspects
+of the outcome open (:func:`conformance.quirks.contested_aspects`): a breach there is
+recorded as ``info`` by the registry, while the rest of the stream is judged as anywhere
+else. Q2 states what the adapter made of it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ SOURCE = "INVARIANTS.md §Q; anchors.md §3"
 @invariant(
     "Q1",
     "MUST",
-    "A stream with an unambiguous provider quirk gets the outcome the oracle reads from the "
-    "wire (for an encoding quirk: the canonical stream's), in every attempt.",
-    source=SOURCE + " (A1-A7, A9-A12, B1, D1, D2, D4, E1, F, G, H, I1-I7)",
+    "A stream with a provider quirk gets the outcome the oracle reads from the wire (for an "
+    "encoding quirk: the canonical stream's), in every attempt; for an ambiguous quirk, in "
+    "every aspect the quirk does not contest.",
+    source=SOURCE + " (A1-A7, A9-A12, B1, D1, D2, D4, E1, F, G, H, I1-I7; and the "
+    "uncontested rest of C1-C7, D3, D5, D8, E2)",
 )
 def check_quirk_outcome(evidence: Evidence) -> Judgement | None:
-    if recorded_only(evidence.scenario) or not graded_quirks(evidence.scenario, "MUST"):
+    if not recorded_only(evidence.scenario) and not graded_quirks(evidence.scenario, "MUST"):
         return None
     return judge_attempts(evidence, lambda _: True, same_outcome)
 
@@ -32,7 +37,7 @@ def check_quirk_outcome(evidence: Evidence) -> Judgement | None:
     "Q2",
     "INFO",
     "A stream the spec leaves open (C1-C7, D3, D5, D8, E2, vendor fields): what the adapter "
-    "assembled is recorded.",
+    "assembled is recorded, with the aspects left open.",
     source=SOURCE,
 )
 def check_ambiguous_quirk(evidence: Evidence) -> Judgement | None:
@@ -41,4 +46,7 @@ def check_ambiguous_quirk(evidence: Evidence) -> Judgement | None:
     final = evidence.attempts[-1]
     calls = [(call.id, call.name, call.arguments) for call in tool_calls(final.blocks)]
     kinds = [block.type for block in final.blocks]
-    return held(f"attempt {final.number}: {final.describe()}; blocks {kinds}; tool calls {calls!r}")
+    return held(
+        f"open: {', '.join(evidence.contested)}; attempt {final.number}: {final.describe()}; "
+        f"blocks {kinds}; tool calls {calls!r}"
+    )

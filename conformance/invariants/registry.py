@@ -3,7 +3,8 @@
 A checker reads the :class:`~conformance.invariants.evidence.Evidence` of one case and returns a
 :class:`Judgement`, or ``None`` when the case does not exercise that invariant. The
 level turns a breach into a verdict (:func:`conformance.verdicts.verdict_for`): MUST → fail,
-SHOULD → non-strict, INFO → info.
+SHOULD → non-strict, INFO → info; a breach in an aspect of the outcome an ambiguous quirk
+contests is info whatever the level (:meth:`Invariant.contest`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..quirks import recorded_only
+from ..quirks import ASPECTS, Aspect
 from ..verdicts import (
     CONTRACTS,
     FAMILY_TITLES,
@@ -42,18 +43,21 @@ class Judgement:
     root_cause: bool = False
     # An aspect the contract only records (INVARIANTS.md "Contracts"): info, whatever the level.
     recorded: bool = False
+    # The aspect of the outcome a breach is in, where the checker knows it (a comparison of
+    # whole outcomes names the first difference's); None: its invariant's ``reads``.
+    aspect: Aspect | None = None
 
 
 def held(reason: str = "") -> Judgement:
     return Judgement(True, reason)
 
 
-def breached(reason: str) -> Judgement:
-    return Judgement(False, reason)
+def breached(reason: str, aspect: Aspect | None = None) -> Judgement:
+    return Judgement(False, reason, aspect=aspect)
 
 
-def weaker(reason: str) -> Judgement:
-    return Judgement(False, reason, weaker=True)
+def weaker(reason: str, aspect: Aspect | None = None) -> Judgement:
+    return Judgement(False, reason, weaker=True, aspect=aspect)
 
 
 Check = Callable[[Evidence], Judgement | None]
@@ -62,10 +66,12 @@ Check = Callable[[Evidence], Judgement | None]
 @dataclass(frozen=True, kw_only=True)
 class Invariant(RuleInfo):
     check: Check
-    # Judged even where an ambiguous quirk leaves the outcome open (quirks.INFO_TAG): the
-    # event grammar, the durable boundary and one request per attempt do not depend on how
-    # the wire is read.
-    any_reading: bool = False
+    # The aspects of the outcome its verdict depends on, for a finding that names none. On
+    # an ambiguous quirk a breach in a contested aspect is recorded (INVARIANTS.md §Q);
+    # () is judged whatever the reading: the event grammar, the durable boundary, one
+    # request per attempt, the retried body and the waits do not depend on how the wire
+    # is read.
+    reads: tuple[Aspect, ...] = ASPECTS
     # The level under the interop contract, where it differs from ``level`` (the harness's).
     interop: Level | None = None
 
@@ -77,6 +83,13 @@ class Invariant(RuleInfo):
         entry["levels"] = {contract: self.level_in(contract) for contract in CONTRACTS}
         return entry
 
+    def contest(self, judgement: Judgement, evidence: Evidence) -> str | None:
+        """Why a breach is only recorded: the aspect it is in is one the case's ambiguous
+        quirk contests (and by what). None for a held finding or a judged aspect."""
+        if judgement.held:
+            return None
+        return evidence.contest(self.reads if judgement.aspect is None else (judgement.aspect,))
+
     def verdict(
         self, judgement: Judgement, evidence: Evidence, *, strict: bool, contract: Contract
     ) -> tuple[Verdict, str]:
@@ -84,9 +97,9 @@ class Invariant(RuleInfo):
         missing = [need for need in self.needs if not getattr(evidence.capabilities, need)]
         if missing:
             return "n/a", f"the adapter does not declare {', '.join(missing)}"
-        # Where the quirk leaves the outcome open, a breach is only recorded.
-        if recorded_only(evidence.scenario) and not self.any_reading:
-            return "info", f"ambiguous quirk, recorded: {judgement.reason or 'as expected'}"
+        contest = self.contest(judgement, evidence)
+        if contest is not None:
+            return "info", f"recorded: {contest}; {judgement.reason}"
         level = self.level_in(contract)
         weight = verdict_for(
             level,
@@ -121,7 +134,7 @@ def invariant(
     *,
     source: str,
     needs: tuple[Capability, ...] = (),
-    any_reading: bool = False,
+    reads: tuple[Aspect, ...] = ASPECTS,
     interop: Level | None = None,
 ) -> Callable[[Check], Check]:
     """Register the decorated function as the checker of invariant ``id``."""
@@ -139,7 +152,7 @@ def invariant(
             source=source,
             needs=needs,
             check=check,
-            any_reading=any_reading,
+            reads=reads,
             interop=interop,
         )
         return check

@@ -34,7 +34,10 @@ from ..oracle import (
     retry_decision,
     wait_bounds,
 )
+from ..quirks import Aspect
+from .common import breach_of
 from .evidence import (
+    Difference,
     Evidence,
     ObservedAttempt,
     outcome_difference,
@@ -164,6 +167,7 @@ def _out_of_time(evidence: Evidence, policy: RetryPolicy, failed: ExpectedAttemp
     "not (the provider sees exactly one request).",
     source=EXECUTOR + " step 2; harness-contract R-3",
     needs=("retry",),
+    reads=("finish",),
 )
 def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     return _judge(
@@ -180,6 +184,7 @@ def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     "failure with the last attempt's code, never an empty success.",
     source=EXECUTOR + " step 4; harness-contract R-4, R-12; " + EMPTY_NOTE,
     needs=("retry",),
+    reads=("finish",),
 )
 def check_budget(evidence: Evidence) -> Judgement | None:
     def consumes_budget(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -237,6 +242,7 @@ def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy)
     "code from retryable_codes stops its retries.",
     source=EMPTY_NOTE + "; " + IDENTITY_NOTE + "; harness-contract R-2, R-11, R-19",
     needs=("retry",),
+    reads=("finish",),
 )
 def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | None:
     def applies(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -258,6 +264,7 @@ def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | Non
     source='harness-contract R-9 and retry.spec "keeps failed error text and partial output '
     'out of every retried model context"',
     needs=("retry",),
+    reads=(),
 )
 def check_same_body(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
@@ -350,6 +357,7 @@ def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
     "bound·(1+jitter), measured at the provider.",
     source=EXECUTOR + " step 6; ADAPTER-PROTOCOL retry; harness-contract R-5",
     needs=("retry",),
+    reads=(),
 )
 def check_backoff(evidence: Evidence) -> Judgement | None:
     return _judge(
@@ -371,6 +379,7 @@ def _retry_after_tolerance(wait: Wait) -> float:
     "Retry-After ≤ max_delay is waited exactly; above it, the failure is not retried.",
     source=EXECUTOR + " step 6; harness-contract R-6 and finding 6",
     needs=("retry",),
+    reads=(),
 )
 def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
     def asks_to_wait(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -430,29 +439,37 @@ def _leak(
     final: ExpectedAttempt,
     served: Sequence[ExpectedAttempt],
     observed: Sequence[ObservedAttempt],
-) -> str | None:
+) -> Difference | None:
     """The first piece of a discarded attempt found in the visible outcome, or None.
 
     A piece counts as leaked when the visible outcome holds it more often than the final
     attempt the provider sent does (a retry that restates the prefix is no leak).
     """
-    for label, kind in (("text", TextBlock), ("reasoning", ReasoningBlock)):
+    kinds: tuple[tuple[Aspect, type[TextBlock | ReasoningBlock]], ...] = (
+        ("text", TextBlock),
+        ("reasoning", ReasoningBlock),
+    )
+    for aspect, kind in kinds:
         wanted = "".join(texts(final.blocks, kind))
         for shown in _visible_texts(visible, kind):
             for piece in _discarded_texts(served, observed, kind):
                 if shown.count(piece) > wanted.count(piece):
-                    return f"the discarded {label} {piece!r} reappears: {shown!r}"
+                    return Difference(
+                        aspect, f"the discarded {aspect} {piece!r} reappears: {shown!r}"
+                    )
     wanted_calls = tool_calls(final.blocks)
+    parts: tuple[tuple[Aspect, str], ...] = (("tool-calls", "id"), ("arguments", "arguments"))
     for shown_calls in (tool_calls(visible.blocks), streamed_calls(visible.events)):
         for call in _discarded_calls(served, observed):
-            for field in ("id", "arguments"):
+            for aspect, field in parts:
                 piece = getattr(call, field)
                 if piece and _occurrences(piece, shown_calls, field) > _occurrences(
                     piece, wanted_calls, field
                 ):
-                    return (
+                    return Difference(
+                        aspect,
                         f"the discarded tool call {call.name or '?'} ({field} {piece!r}) "
-                        f"reappears in the visible outcome: {_describe_calls(shown_calls)}"
+                        f"reappears in the visible outcome: {_describe_calls(shown_calls)}",
                     )
     return None
 
@@ -483,8 +500,7 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
         served = [ev.scenario_attempt(n) for n in range(1, seen)] if ev.requests else []
         final = ev.scenario_attempt(seen) if ev.requests else ev.expected.final
         visible = ev.attempts[-1]
-        problem = _leak(visible, final, served, ev.attempts[:-1])
-        return breached(problem) if problem else held()
+        return breach_of(_leak(visible, final, served, ev.attempts[:-1])) or held()
 
     return _judge(evidence, partial_output, compare)
 
@@ -502,9 +518,11 @@ def check_visible_outcome(evidence: Evidence) -> Judgement | None:
         # is R1-R3's to judge, on what it saw.
         final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
         visible = ev.attempts[-1]
-        problem = outcome_difference(visible, final, ev.capabilities)
+        problem = outcome_difference(visible, final, ev.capabilities, ev.contested)
         if problem:
-            return breached(f"after {len(ev.attempts) - 1} retry event(s): {problem}")
+            return breached(
+                f"after {len(ev.attempts) - 1} retry event(s): {problem.detail}", problem.aspect
+            )
         return held(f"attempt {final.number}'s outcome: {visible.describe()}")
 
     return _judge(evidence, _retries, compare)
@@ -589,6 +607,7 @@ def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
     source=IDENTITY_NOTE + " (yielded, not thrown, to keep usage); harness-contract §d.4, "
     "§d.7, R-15",
     needs=("retry",),
+    reads=("finish", "usage"),
 )
 def check_retries_reported(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:

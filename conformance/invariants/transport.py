@@ -25,6 +25,7 @@ RETRY_AFTER_SECONDS_TOLERANCE_MS = 1.0
     "else HTTP_<status>.",
     source=ADAPTER + " (httpErrorCode)",
     needs=("error_codes",),
+    reads=("finish",),
 )
 def check_status_mapping(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("http-error"), expected_failure)
@@ -36,6 +37,7 @@ def check_status_mapping(evidence: Evidence) -> Judgement | None:
     "Retry-After (seconds or HTTP date) is read; zero, past or unparsable is ignored.",
     source=ADAPTER + " (providerRetryAfterMs)",
     needs=("retry",),
+    reads=(),
 )
 def check_retry_after_read(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> Judgement:
@@ -60,6 +62,7 @@ def check_retry_after_read(evidence: Evidence) -> Judgement | None:
     "A refused or reset connection is a TRANSPORT failure; partial blocks are not closed as a "
     "success.",
     source=ADAPTER + " (transport errors)",
+    reads=("finish",),
 )
 def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
@@ -74,6 +77,7 @@ def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     "MUST",
     "A stalled body fails with TIMEOUT within the idle timeout, and the connection is closed.",
     source=ADAPTER + " (idle watchdog); anchors J6",
+    reads=("finish",),
 )
 def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
@@ -100,7 +104,7 @@ def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     "MUST",
     "One attempt makes exactly one HTTP request.",
     source="harness: llm-retry (one adapter stream per attempt)",
-    any_reading=True,
+    reads=(),
 )
 def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
     if evidence.status != "completed" and not evidence.requests:

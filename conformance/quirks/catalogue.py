@@ -4,12 +4,15 @@ Each quirk has the id of its anchors.md entry (``A5``), a short name, and a leve
 (INVARIANTS.md §Q): **MUST** — the meaning is unambiguous, so an adapter must produce the
 outcome the oracle reads from the wire (for an encoding quirk: the canonical stream's);
 **INFO** — the wire can be read more than one way, so the suite records what the adapter
-did. Quirks §Q does not grade (K, most of B/D/J/L) have no level: the invariants of their
-family judge them.
+did with the *aspect* of the outcome the quirk contests (:data:`Aspect`: which tool calls
+there are, their arguments, the text…) and judges the rest as on any stream. Quirks §Q
+does not grade (K, most of B/D/J/L) have no level: the invariants of their family judge
+them.
 
 A fixture names its quirks with ``quirk-<ID>`` tags; an ambiguous one also carries
-:data:`INFO_TAG`, which turns the scenario's outcome verdicts into ``info`` (see
-:func:`recorded_only`). The transforms are pure functions ``Scenario → Scenario`` that
+:data:`INFO_TAG`. An ambiguity the catalogue has no entry for (a vendor field, a
+conflicting id) names what it contests with ``contests:<aspect>`` tags instead (see
+:func:`contested_aspects`). The transforms are pure functions ``Scenario → Scenario`` that
 re-encode every stream attempt the way a quirky provider would *without* changing what it
 means, so the generators can apply them to any intended response::
 
@@ -19,9 +22,9 @@ means, so the generators can apply them to any intended response::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from fakeprovider.scenario import Scenario
 
@@ -60,9 +63,25 @@ from .transforms import (
 
 QuirkLevel = Literal["MUST", "INFO"]
 
+Aspect = Literal["text", "reasoning", "tool-calls", "arguments", "finish", "usage"]
+"""An aspect of the outcome an ambiguous quirk may leave open: the text, the reasoning,
+which tool calls there are (how many, their ids and names), their arguments, how the
+attempt ends (finish reason or failure code, and so whether it is retried), the usage."""
+ASPECTS: tuple[Aspect, ...] = get_args(Aspect)
+ASPECT_TITLES: Mapping[Aspect, str] = {
+    "text": "the text",
+    "reasoning": "the reasoning",
+    "tool-calls": "the tool calls",
+    "arguments": "the tool-call arguments",
+    "finish": "the finish",
+    "usage": "the usage",
+}
+
 INFO_TAG = "level:info"
-"""Scenario tag: the wire is ambiguous, so outcome verdicts are recorded as ``info``."""
+"""Scenario tag: the wire is ambiguous, so the contested aspects are recorded as ``info``."""
 QUIRK_TAG_PREFIX = "quirk-"
+CONTESTS_TAG_PREFIX = "contests:"
+"""Scenario tag prefix naming an aspect an uncatalogued ambiguity contests: ``contests:text``."""
 
 
 @dataclass(frozen=True)
@@ -72,11 +91,42 @@ class Quirk:
     level: QuirkLevel | None  # None: not graded by Q; its family's invariants decide
     summary: str
     transform: Transform | None = field(default=None, compare=False)
+    # An INFO quirk: the aspects of the outcome the wire leaves open. Every other aspect
+    # has one reading, judged as on any stream.
+    contests: frozenset[Aspect] = frozenset()
 
 
 def recorded_only(scenario: Scenario) -> bool:
-    """True when the scenario is an ambiguous quirk: its outcome is recorded, not judged."""
+    """True when the scenario is an ambiguous quirk: its contested aspects are recorded."""
     return INFO_TAG in scenario.tags
+
+
+def contested_aspects(scenario: Scenario) -> dict[Aspect, str]:
+    """The aspects an ambiguous scenario leaves open, each with what contests it.
+
+    Those its catalogued INFO quirks contest, and those its ``contests:<aspect>`` tags
+    name. A scenario tagged :data:`INFO_TAG` that names none leaves every aspect open.
+    Empty for a scenario that is not tagged ambiguous.
+    """
+    if not recorded_only(scenario):
+        return {}
+    sources: list[tuple[Collection[str], str]] = [
+        (quirk.contests, f"quirk {quirk.id} ({quirk.summary})")
+        for quirk in graded_quirks(scenario, "INFO")
+    ]
+    named = [
+        tag.removeprefix(CONTESTS_TAG_PREFIX)
+        for tag in scenario.tags
+        if tag.startswith(CONTESTS_TAG_PREFIX)
+    ]
+    sources.append((named, f"this stream ({scenario.title or scenario.id})"))
+    contested = {
+        aspect: next(why for aspects, why in sources if aspect in aspects)
+        for aspect in ASPECTS
+        if any(aspect in aspects for aspects, _ in sources)
+    }
+    unnamed = f"this stream (tagged {INFO_TAG} without naming an aspect)"
+    return contested or dict.fromkeys(ASPECTS, unnamed)
 
 
 def quirk_ids(scenario: Scenario) -> tuple[str, ...]:
@@ -114,6 +164,10 @@ _AZURE_FILTER_PREAMBLE: Chunk = {
         }
     ],
 }
+
+
+# Which wire entries make one call: the calls, and so the arguments each one gathers.
+_GROUPING: frozenset[Aspect] = frozenset({"tool-calls", "arguments"})
 
 
 def _catalogue(entries: Iterable[Quirk]) -> dict[str, Quirk]:
@@ -176,7 +230,8 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "A8",
             "cont-id-repeated-no-index",
             "INFO",
-            "id/type/name repeated on every delta and no index (read as T7: open)",
+            "id/type/name repeated on every delta and no index, read as T7: open",
+            contests=_GROUPING,
         ),
         Quirk(
             "A9",
@@ -225,16 +280,46 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
         Quirk("B3", "id-empty", None, 'a call whose only id is ""'),
         Quirk("B4", "cont-id-omitted", None, "the id only on the opening delta (canonical)"),
         Quirk("B5", "dup-ids", None, "two parallel calls share an id"),
-        # C — index anomalies (all ambiguous)
-        Quirk("C1", "index-omitted", "INFO", "tool-call entries without index"),
-        Quirk("C2", "index-reused-0", "INFO", "every parallel call uses index 0"),
+        # C — index anomalies (all ambiguous: which entries make one call)
+        Quirk("C1", "index-omitted", "INFO", "tool-call entries without index", contests=_GROUPING),
         Quirk(
-            "C3", "index-offset-block", "INFO", "the first call at index 1 (a content-block index)"
+            "C2",
+            "index-reused-0",
+            "INFO",
+            "every parallel call uses index 0",
+            contests=_GROUPING,
         ),
-        Quirk("C4", "index-negative", "INFO", "the first call at index -1"),
-        Quirk("C5", "index-drift", "INFO", "continuations carry a drifting index without identity"),
-        Quirk("C6", "same-call-multi-index", "INFO", "the same call (same id) at several indexes"),
-        Quirk("C7", "dup-index-in-chunk", "INFO", "two entries with the same index in one chunk"),
+        Quirk(
+            "C3",
+            "index-offset-block",
+            "INFO",
+            "the first call at index 1, a content-block index",
+            contests=_GROUPING,
+        ),
+        Quirk("C4", "index-negative", "INFO", "the first call at index -1", contests=_GROUPING),
+        Quirk(
+            "C5",
+            "index-drift",
+            "INFO",
+            "continuations carry a drifting index without identity",
+            # Read by index the fragments are unidentified calls (refused, T5); read as
+            # continuations they complete the call: whether the attempt fails is open too.
+            contests=_GROUPING | {"finish"},
+        ),
+        Quirk(
+            "C6",
+            "same-call-multi-index",
+            "INFO",
+            "the same call (same id) at several indexes",
+            contests=_GROUPING,
+        ),
+        Quirk(
+            "C7",
+            "dup-index-in-chunk",
+            "INFO",
+            "two entries with the same index in one chunk",
+            contests=_GROUPING,
+        ),
         Quirk("C8", "index-zero-falsy", None, "canonical index 0 (breaks `not index` clients)"),
         # D — argument payload shapes
         Quirk(
@@ -247,7 +332,13 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "the opening delta has arguments: null",
             _every_entry(first=_arguments_null_first),
         ),
-        Quirk("D3", "args-object", "INFO", "arguments streamed as a JSON object"),
+        Quirk(
+            "D3",
+            "args-object",
+            "INFO",
+            "arguments streamed as a JSON object",
+            contests=frozenset({"arguments"}),
+        ),
         Quirk(
             "D4",
             "args-single-lump",
@@ -255,10 +346,24 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "the whole argument string in one delta",
             _steps(_arguments_in_one_lump),
         ),
-        Quirk("D5", "args-dup-final-flush", "INFO", "a final flush re-sends the full arguments"),
+        Quirk(
+            "D5",
+            "args-dup-final-flush",
+            "INFO",
+            "a final flush re-sends the full arguments",
+            contests=frozenset({"arguments"}),
+        ),
         Quirk("D6", "args-char-dup", None, "characters duplicated at fragment boundaries"),
         Quirk("D7", "args-lost-multitoken", None, "arguments lost when a delta spans tokens"),
-        Quirk("D8", "markup-leak", "INFO", "a tool call leaks as text markup"),
+        Quirk(
+            "D8",
+            "markup-leak",
+            "INFO",
+            "a tool call leaks as text markup",
+            # Text by the letter, a call if the markup is parsed; the wire's finish and
+            # usage stand either way.
+            contests=_GROUPING | {"text"},
+        ),
         Quirk(
             "D9",
             "args-empty-delta",
@@ -278,7 +383,8 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "E2",
             "parallel-each-own-chunk-no-index",
             "INFO",
-            "each parallel call in its own chunk, unique id, no index (Gemini 3)",
+            "Gemini 3: each parallel call in its own chunk, unique id, no index",
+            contests=_GROUPING,
         ),
         Quirk(
             "E3",

@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from collections.abc import Callable
 from functools import cache
 
 import pytest
 
 from conformance.events import (
+    Block,
     BlockEnd,
     BlockStart,
     End,
@@ -224,6 +226,95 @@ def test_a_rewrapped_comment_may_be_skipped_or_refused() -> None:
         skipped, events=(Finish(reason="error", code="MALFORMED_RESPONSE"),)
     )
     assert failing(refused) == []
+
+
+# --- ambiguous quirks: only the contested aspect is recorded ---------------------------------
+
+
+def read_as(fixture: str, change: Callable[[tuple[Block, ...]], tuple[Block, ...]]) -> Evidence:
+    """``fixture`` as reported by an adapter that assembled ``change(blocks)`` instead."""
+    case = conforming(fixture)
+    final = case.expected.final
+    return conforming_with(case, dataclasses.replace(final, blocks=change(final.blocks)))
+
+
+def without_text(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    return tuple(block for block in blocks if not isinstance(block, TextBlock))
+
+
+def merged_calls(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    """What an index-keyed client assembles: every call folded into the first one."""
+    calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
+    arguments = "".join(call.arguments for call in calls)
+    return (*without_calls(blocks), calls[0].model_copy(update={"arguments": arguments}))
+
+
+def without_calls(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
+    return tuple(block for block in blocks if not isinstance(block, ToolCallBlock))
+
+
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_losing_the_text_before_an_index_anomaly_fails_c1(contract: Contract) -> None:
+    """The quirk (C3) contests the tool calls; the text before it has one reading."""
+    lost = dataclasses.replace(read_as("bedrock-index-offset", without_text), contract=contract)
+    judged = judge_evidence(lost)
+    assert [id for id, f in judged.items() if f.verdict == "fail"] == ["C1"]
+    assert judged["Q1"].verdict == "n/a"  # the same loss, reported once
+    assert judged["Q2"].verdict == "info"
+
+
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_dropping_the_call_of_an_index_anomaly_is_recorded(contract: Contract) -> None:
+    dropped = read_as("bedrock-index-offset", without_calls)
+    judged = judge_evidence(dataclasses.replace(dropped, contract=contract))
+    assert not [id for id, f in judged.items() if f.verdict == "fail"]
+    assert judged["C3"].verdict == judged["Q1"].verdict == "info"
+    assert judged["C1"].verdict == judged["C5"].verdict == "pass"
+
+
+SHARED_INDEX = {"ollama-index-reused": "C2", "gemini-parallel-no-index": "E2"}
+
+
+@pytest.mark.parametrize("fixture", SHARED_INDEX)
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_calls_sharing_an_index_kept_apart_are_the_expected_reading(
+    fixture: str, contract: Contract
+) -> None:
+    judged = verdicts(conforming(fixture), contract)
+    assert [judged[id] for id in ("C3", "T3", "Q1")] == ["pass"] * 3
+    assert "fail" not in judged.values()
+
+
+@pytest.mark.parametrize("fixture", SHARED_INDEX)
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_calls_sharing_an_index_merged_are_recorded_not_failed(
+    fixture: str, contract: Contract
+) -> None:
+    merged = dataclasses.replace(read_as(fixture, merged_calls), contract=contract)
+    judged = judge_evidence(merged)
+    assert not [id for id, f in judged.items() if f.verdict == "fail"]
+    for id in ("C3", "T3", "Q1"):
+        assert judged[id].verdict == "info"
+        assert f"quirk {SHARED_INDEX[fixture]} " in judged[id].reason
+        assert "leaves the tool calls open" in judged[id].reason
+    assert judged["C5"].verdict == judged["C4"].verdict == "pass"
+
+
+def test_an_arguments_quirk_leaves_the_call_identity_judged() -> None:
+    """D5 (a final flush) contests the arguments only: the call's name has one reading."""
+    fixture = "glm-arguments-final-flush"
+    deduplicated = read_as(
+        fixture,
+        lambda blocks: tuple(
+            b.model_copy(update={"arguments": '{"city": "Paris"}'}) for b in blocks
+        ),
+    )
+    assert failing(deduplicated) == []
+    assert verdicts(deduplicated)["C3"] == "info"
+    renamed = read_as(
+        fixture, lambda blocks: tuple(b.model_copy(update={"name": "get_time"}) for b in blocks)
+    )
+    assert failing(renamed) == ["T1"]
 
 
 # --- the two contracts -----------------------------------------------------------------------

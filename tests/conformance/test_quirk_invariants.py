@@ -82,8 +82,9 @@ def _judge(adapter: object, scenario: Scenario) -> dict[str, str]:
 def test_an_ambiguous_quirk_is_recorded_not_failed() -> None:
     verdicts = _judge(FixedCall(), _same_index_calls("quirk-C2", INFO_TAG))
     assert verdicts["Q2"] == "info"
-    assert verdicts["T3"] == "info"  # would fail: the oracle reads two calls
-    assert "Q1" not in verdicts
+    # Would fail: the oracle reads two calls. The quirk contests the tool calls only.
+    assert verdicts["C3"] == verdicts["T3"] == verdicts["Q1"] == "info"
+    assert verdicts["C5"] == "pass"
     assert "fail" not in verdicts.values()
 
 
@@ -92,6 +93,11 @@ def test_the_same_stream_is_judged_when_not_marked_ambiguous() -> None:
     assert verdicts["T3"] == "fail"
     assert verdicts["C3"] == verdicts["Q1"] == "n/a"  # the same difference, counted once
     assert "Q2" not in verdicts
+
+
+def test_the_reference_keeps_calls_sharing_an_index_apart() -> None:
+    verdicts = _judge(ReferenceAdapter(), _same_index_calls("quirk-C2", INFO_TAG))
+    assert verdicts["C3"] == verdicts["T3"] == verdicts["Q1"] == "pass"
 
 
 def test_grammar_is_judged_whatever_the_reading() -> None:

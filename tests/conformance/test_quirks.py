@@ -8,7 +8,16 @@ import pytest
 
 from conformance.events import RetryPolicy
 from conformance.oracle import ExpectedAttempt, expected_outcome
-from conformance.quirks import INFO_TAG, QUIRKS, TRANSFORMS, quirk_ids, with_quirks
+from conformance.quirks import (
+    ASPECTS,
+    CONTESTS_TAG_PREFIX,
+    INFO_TAG,
+    QUIRKS,
+    TRANSFORMS,
+    contested_aspects,
+    quirk_ids,
+    with_quirks,
+)
 from fakeprovider.build import ScenarioBuilder, StreamBuilder, stream, tool_call_entry
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario, StreamAttempt
@@ -156,6 +165,45 @@ def test_quirk_fixture_is_traceable_and_levelled(scenario: Scenario) -> None:
     assert all(quirk_id in QUIRKS for quirk_id in quirk_ids(scenario)), quirk_ids(scenario)
     if ambiguous:
         assert INFO_TAG in scenario.tags, "an ambiguous quirk is recorded, not judged"
+
+
+def test_only_ambiguous_quirks_contest_an_aspect() -> None:
+    for quirk in QUIRKS.values():
+        assert bool(quirk.contests) == (quirk.level == "INFO"), quirk.id
+
+
+@pytest.mark.parametrize("scenario", QUIRK_FIXTURES, ids=[s.id for s in QUIRK_FIXTURES])
+def test_an_ambiguous_fixture_names_what_it_contests(scenario: Scenario) -> None:
+    named = [
+        t.removeprefix(CONTESTS_TAG_PREFIX) for t in scenario.tags if t.startswith("contests:")
+    ]
+    assert set(named) <= set(ASPECTS), named
+    ambiguous = [q for q in quirk_ids(scenario) if QUIRKS[q].level == "INFO"]
+    if INFO_TAG in scenario.tags:
+        assert ambiguous or named, "say which aspects the stream leaves open"
+        assert not set(contested_aspects(scenario)) >= set(ASPECTS), "not every aspect is open"
+    else:
+        assert not named and not contested_aspects(scenario)
+
+
+def _tagged(*tags: str) -> Scenario:
+    return ScenarioBuilder("s", title="A stream", tags=tags).attempt(_text()).build()
+
+
+def test_each_contested_aspect_names_what_leaves_it_open() -> None:
+    # A plain tag ("reasoning") names no aspect; the first source of an aspect names it.
+    scenario = _tagged("quirk-D5", "quirk-C1", "contests:text", "reasoning", "contests:usage")
+    assert contested_aspects(_tagged(*scenario.tags, INFO_TAG)) == {
+        "text": "this stream (A stream)",
+        "tool-calls": "quirk C1 (tool-call entries without index)",
+        "arguments": "quirk D5 (a final flush re-sends the full arguments)",
+        "usage": "this stream (A stream)",
+    }
+    assert contested_aspects(scenario) == {}  # not tagged ambiguous: judged throughout
+
+
+def test_an_ambiguous_stream_that_names_nothing_leaves_every_aspect_open() -> None:
+    assert list(contested_aspects(_tagged(INFO_TAG))) == list(ASPECTS)
 
 
 def test_quirk_corpus_size() -> None:
