@@ -208,3 +208,10 @@ def test_an_ambiguous_stream_that_names_nothing_leaves_every_aspect_open() -> No
 
 def test_quirk_corpus_size() -> None:
     assert len(QUIRK_FIXTURES) >= 60
+
+
+def test_a_comment_rewrapped_as_data_is_no_meaning_preserving_encoding() -> None:
+    """`data: : …` may be skipped or refused (S6): the generators must not apply it as if
+    it kept the meaning, or they would fail an adapter that refuses it."""
+    assert QUIRKS["I2"].transform is None
+    assert "I2" not in TRANSFORMS
