@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from fakeprovider.registry import ScenarioRegistry
@@ -30,6 +31,7 @@ from ..results import (
     RunResult,
     suite_version,
 )
+from ..verdicts import Contract
 from .provider import Provider, fake_provider
 
 
@@ -62,36 +64,59 @@ async def run_suite(
 ) -> RunResult:
     """Run every scenario as a case; ``invocation`` is how to name the adapter on a
     command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers."""
+    runs = await run_judged(
+        session, scenarios, options, (options.contract,), on_case=on_case, invocation=invocation
+    )
+    return runs[options.contract]
+
+
+async def run_judged(
+    session: AdapterSession,
+    scenarios: Sequence[Scenario],
+    options: RunOptions,
+    contracts: Sequence[Contract],
+    *,
+    on_case: Callable[[CaseResult], None] | None = None,
+    invocation: str = "",
+) -> dict[Contract, RunResult]:
+    """Run every scenario once and judge what each case showed under each of ``contracts``:
+    one result per contract, all of the same observed behaviour (``options.contract`` is
+    not consulted). ``on_case`` sees each case as the first contract judges it."""
     started = _now()
     policy = effective_policy(session, options)
     # Every case's policy up front: a scenario whose retry_policy cannot apply stops the
     # run before any case, not half-way.
     policies = {s.id: effective_policy(session, options, s) for s in scenarios}
-    cases: list[CaseResult] = []
+    cases: dict[Contract, list[CaseResult]] = {contract: [] for contract in contracts}
     async with fake_provider(ScenarioRegistry(scenarios), options.transport) as provider:
         for scenario in scenarios:
             case = case_request(scenario, provider.root_url, policies[scenario.id], options)
-            result = await judge_case(session, provider, scenario, case, options)
-            cases.append(result)
+            observed = await observe_case(session, provider, scenario, case)
+            for contract in contracts:
+                cases[contract].append(observed.judged(contract, strict=options.strict))
             if on_case is not None:
-                on_case(result)
-    return RunResult(
-        suite_version=suite_version(),
-        adapter=session.hello.model_dump(mode="json"),
-        options={
-            "adapter": invocation,
-            "policy": policy.model_dump(mode="json"),
-            "idle_timeout_s": options.idle_timeout_s,
-            "timeout_s": options.timeout_s,
-            "strict": options.strict,
-            "transport": options.transport,
-        },
-        contract=options.contract,
-        started_at=started,
-        finished_at=_now(),
-        catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
-        cases=cases,
-    )
+                on_case(cases[contracts[0]][-1])
+    finished = _now()
+    return {
+        contract: RunResult(
+            suite_version=suite_version(),
+            adapter=session.hello.model_dump(mode="json"),
+            options={
+                "adapter": invocation,
+                "policy": policy.model_dump(mode="json"),
+                "idle_timeout_s": options.idle_timeout_s,
+                "timeout_s": options.timeout_s,
+                "strict": options.strict,
+                "transport": options.transport,
+            },
+            contract=contract,
+            started_at=started,
+            finished_at=finished,
+            catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
+            cases=judged,
+        )
+        for contract, judged in cases.items()
+    }
 
 
 def case_request(
@@ -117,6 +142,44 @@ async def judge_case(
     options: RunOptions,
 ) -> CaseResult:
     """Run one case on ``provider`` and judge it against the oracle's expected outcome."""
+    observed = await observe_case(session, provider, scenario, case)
+    return observed.judged(options.contract, strict=options.strict)
+
+
+@dataclass(frozen=True)
+class ObservedCase:
+    """What one case showed, before any contract judged it."""
+
+    scenario: Scenario
+    run: CaseRun
+    evidence: Evidence
+    duration_s: float
+
+    def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
+        """The case's result with every exercised invariant judged under ``contract``."""
+        evidence = replace(self.evidence, contract=contract)
+        return CaseResult(
+            case=self.scenario.id,
+            title=self.scenario.title,
+            tags=list(self.scenario.tags),
+            provenance=self.scenario.provenance.model_dump(mode="json"),
+            status=self.run.status,
+            detail=self.run.detail,
+            duration_s=round(self.duration_s, 4),
+            verdicts=judge(evidence, strict=strict),
+            events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
+            expected=evidence.expected.summary(),
+            requests=[record.model_dump(mode="json") for record in evidence.requests],
+            stderr=self.run.stderr,
+            scenario=self.scenario.model_dump(mode="json"),
+            retry=_retry_summary(evidence),
+        )
+
+
+async def observe_case(
+    session: AdapterSession, provider: Provider, scenario: Scenario, case: RunCase
+) -> ObservedCase:
+    """Run one case on ``provider``: the adapter's events beside the oracle's outcome."""
     provider.registry.clear_requests(scenario.id)
     begun = time.monotonic()
     run = await session.run_case(case, provider.client)
@@ -134,31 +197,9 @@ async def judge_case(
         requests=tuple(requests),
         status=run.status,
         detail=run.detail,
-        contract=options.contract,
         timeout_s=case.timeout_s,
     )
-    return _case_result(scenario, run, evidence, duration, options)
-
-
-def _case_result(
-    scenario: Scenario, run: CaseRun, evidence: Evidence, duration: float, options: RunOptions
-) -> CaseResult:
-    return CaseResult(
-        case=scenario.id,
-        title=scenario.title,
-        tags=list(scenario.tags),
-        provenance=scenario.provenance.model_dump(mode="json"),
-        status=run.status,
-        detail=run.detail,
-        duration_s=round(duration, 4),
-        verdicts=judge(evidence, strict=options.strict),
-        events=[event.model_dump(mode="json", exclude_none=True) for event in run.events],
-        expected=evidence.expected.summary(),
-        requests=[record.model_dump(mode="json") for record in evidence.requests],
-        stderr=run.stderr,
-        scenario=scenario.model_dump(mode="json"),
-        retry=_retry_summary(evidence),
-    )
+    return ObservedCase(scenario, run, evidence, duration)
 
 
 def _retry_summary(evidence: Evidence) -> RetrySummary | None:
