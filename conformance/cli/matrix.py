@@ -5,8 +5,10 @@ page; ``matrix column NAME`` runs one shim (each tox environment of ``tox -m mat
 its own, since the libraries cannot share one environment); ``matrix render DIR`` builds
 ``DIR/index.html`` and ``reports/compatibility.md`` from the columns saved in DIR.
 
-A column is two saved runs: ``NAME.json``, the corpus with the library's retries off, and
-``NAME.retry.json``, the ``retry-profile`` fixtures with the library's own retry defaults.
+A column is three saved results: the corpus with the library's retries off, run once and
+judged under each contract (``NAME.harness.json``, ``NAME.interop.json``: the same observed
+behaviour), and ``NAME.retry.json``, the ``retry-profile`` fixtures with the library's own
+retry defaults.
 """
 
 from __future__ import annotations
@@ -24,10 +26,23 @@ from ..adapters.base import AdapterLoadError, load_python_adapter
 from ..adapters.thirdparty import SHIMS, Shim
 from ..adapters.thirdparty.common import NATIVE_RETRY
 from ..options import RunOptions
-from ..report import InfoTable, render_matrix, write_reports
-from ..report.compatibility import RETRY_PROFILE_TAG, Column, render_compatibility, retry_table
+from ..report import MatrixTable, render_matrix, write_reports
+from ..report.compatibility import (
+    GAPS_NOTE,
+    GAPS_TITLE,
+    LOST_NOTE,
+    LOST_TITLE,
+    RETRY_NOTE,
+    RETRY_PROFILE_TAG,
+    Column,
+    gaps_table,
+    lost_table,
+    render_compatibility,
+    retry_table,
+)
 from ..results import RunResult
-from ..run.runner import run_suite
+from ..run.runner import run_judged
+from ..verdicts import CONTRACTS, Contract
 from .options import fixtures_option, selected_scenarios
 
 DEFAULT_OUT = Path("reports/matrix")
@@ -36,6 +51,11 @@ RETRY_SUFFIX = ".retry.json"
 CONTENT_OPTIONS = RunOptions(timeout_s=15.0)
 # The library's own backoff decides the waits here (haystack needs about 14 s for a 429).
 RETRY_OPTIONS = RunOptions(timeout_s=40.0, extra={NATIVE_RETRY: True})
+
+
+def contract_suffix(contract: Contract) -> str:
+    """How a column's corpus run judged under ``contract`` is saved: ``NAME.<contract>.json``."""
+    return f".{contract}.json"
 
 
 @click.group("matrix", invoke_without_command=True)
@@ -91,13 +111,14 @@ def _run_column(shim: Shim, scenarios: Sequence[Scenario], out_dir: Path) -> Non
     console = Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
-    runs = ((CONTENT_OPTIONS, scenarios, ".json"), (RETRY_OPTIONS, profile, RETRY_SUFFIX))
-    for options, chosen, suffix in runs:
-        if not chosen:
-            continue
-        native = " with its own retries" if suffix == RETRY_SUFFIX else ""
-        console.print(f"{shim.name}: {len(chosen)} cases{native}")
-        result = asyncio.run(_run(shim, chosen, options))
+    console.print(f"{shim.name}: {len(scenarios)} cases, judged under {' and '.join(CONTRACTS)}")
+    judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS))
+    saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
+    if profile:
+        console.print(f"{shim.name}: {len(profile)} cases with its own retries")
+        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, ("harness",)))
+        saved[RETRY_SUFFIX] = retries["harness"]
+    for suffix, result in saved.items():
         result.options["matrix"] = {
             "column": shim.name,
             "title": shim.title,
@@ -108,13 +129,20 @@ def _run_column(shim: Shim, scenarios: Sequence[Scenario], out_dir: Path) -> Non
         console.print(f"{shim.name}: {path}")
 
 
-async def _run(shim: Shim, scenarios: Sequence[Scenario], options: RunOptions) -> RunResult:
+async def _run(
+    shim: Shim,
+    scenarios: Sequence[Scenario],
+    options: RunOptions,
+    contracts: Sequence[Contract],
+) -> dict[Contract, RunResult]:
     try:
         session = load_python_adapter(shim.target, options)
     except AdapterLoadError as error:
         raise click.ClickException(str(error)) from None
     try:
-        return await run_suite(session, scenarios, options, invocation=f"--adapter {shim.target}")
+        return await run_judged(
+            session, scenarios, options, contracts, invocation=f"--adapter {shim.target}"
+        )
     finally:
         await session.close()
 
@@ -123,21 +151,20 @@ def load_columns(directory: Path) -> list[Column]:
     """The columns saved in ``directory``, in the order of the shim registry."""
     order = list(SHIMS)
     columns = []
-    for path in sorted(directory.glob("*.json")):
-        if path.name.endswith(RETRY_SUFFIX):
-            continue
+    for path in sorted(directory.glob(f"*{contract_suffix('harness')}")):
+        stem = path.name.removesuffix(contract_suffix("harness"))
         result = _read(path)
         meta = result.options.get("matrix", {})
-        name = str(meta.get("column", path.stem))
-        retry_path = directory / f"{path.stem}{RETRY_SUFFIX}"
+        name = str(meta.get("column", stem))
+        retry_path = directory / f"{stem}{RETRY_SUFFIX}"
         columns.append(
             Column(
                 name=name,
                 title=str(meta.get("title", result.adapter.get("name", name))),
                 versions=dict(meta.get("versions", {})),
                 result=result,
+                interop=_read(directory / f"{stem}{contract_suffix('interop')}"),
                 retry=_read(retry_path) if retry_path.exists() else None,
-                report=f"{path.stem}/index.html",
             )
         )
     return sorted(columns, key=lambda c: order.index(c.name) if c.name in order else len(order))
@@ -146,6 +173,8 @@ def load_columns(directory: Path) -> list[Column]:
 def _read(path: Path) -> RunResult:
     try:
         return RunResult.from_json(path.read_bytes())
+    except FileNotFoundError:
+        raise click.ClickException(f"{path}: missing (run `conformance matrix column`)") from None
     except (OSError, ValueError) as error:
         raise click.ClickException(f"{path}: not a streamconform results file ({error})") from None
 
@@ -156,31 +185,33 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
         raise click.ClickException(
             f"{directory}: no saved column (run `conformance matrix column`)"
         )
-    for column in columns:
-        write_reports(
-            column.result, directory / (column.report or column.name).removesuffix("/index.html")
-        )
-    header, rows = retry_table(columns)
-    tables = (
-        [
-            InfoTable(
-                "Native retry profile",
-                "Each library with its default retry settings: requests and waits at the "
-                "fake provider, then what the caller got.",
-                header,
-                tuple(rows),
-            )
-        ]
-        if rows
-        else []
-    )
+    runs = [
+        (column.judged(contract), _report(column, contract))
+        for column in columns
+        for contract in CONTRACTS
+    ]
+    for result, link in runs:
+        write_reports(result, directory / link.removesuffix("/index.html"))
+    tables = [
+        MatrixTable(LOST_TITLE, LOST_NOTE, *lost_table(columns)),
+        MatrixTable(GAPS_TITLE, GAPS_NOTE, *gaps_table(columns)),
+    ]
+    retries = retry_table(columns)
+    if retries[1]:
+        tables.append(MatrixTable("Native retry profile", RETRY_NOTE, *retries, "INFO"))
     page = directory / "index.html"
-    page.write_text(
-        render_matrix([(c.result, c.report or "") for c in columns], info_tables=tables),
-        encoding="utf-8",
-    )
+    page.write_text(render_matrix(runs, sections=tables), encoding="utf-8")
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.write_text(render_compatibility(columns, fixtures=corpus), encoding="utf-8")
     console = Console()
     console.print(f"matrix: {page}")
     console.print(f"summary: {summary}")
+
+
+def _report(column: Column, contract: Contract) -> str:
+    """Where a column's report under ``contract`` goes, relative to the matrix page."""
+    return (
+        f"{column.name}/index.html"
+        if contract == "harness"
+        else f"{column.name}/{contract}/index.html"
+    )

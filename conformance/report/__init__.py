@@ -15,7 +15,7 @@ from .baseline import (
     format_baseline,
     read_baseline,
 )
-from .html import InfoTable, render_html, render_matrix
+from .html import MatrixTable, render_html, render_matrix
 from .junit import render_junit
 
 REPORT_FILES = {"html": "index.html", "json": "results.json", "junit": "junit.xml"}
@@ -42,7 +42,7 @@ __all__ = [
     "Baseline",
     "BaselineDiff",
     "BaselineError",
-    "InfoTable",
+    "MatrixTable",
     "VerdictChange",
     "compare_baseline",
     "fails_gate",

@@ -1,44 +1,59 @@
 """The compatibility summary of real libraries, computed from their saved results.
 
-Pure functions over :class:`~conformance.results.RunResult` columns: verdict counts per
-invariant family, notable failures with the case that shows each, how each library's own
-retry layer behaved (measured at the fake provider), and a check of the findings of
-real-adapters.md §0 against what was observed this time. ``conformance matrix`` writes
-the Markdown to ``reports/compatibility.md``; nothing here runs an adapter.
+Pure functions over :class:`~conformance.results.RunResult` columns. Each library's corpus
+run is judged under both contracts (INVARIANTS.md "Contracts"): its failures under
+``interop`` are meaning lost, each with what it cost the caller, computed from the events
+and the oracle's reading of the wire; its failures under ``harness`` alone are contract
+gaps. Then verdict counts per invariant family, how each library's own retry layer behaved
+(measured at the fake provider), and a check of the findings of real-adapters.md §0 against
+what was observed this time. ``conformance matrix`` writes the Markdown to
+``reports/compatibility.md``; nothing here runs an adapter.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL, is_canonical
 from ..results import CaseResult, RunResult
-from ..verdicts import VERDICTS, Verdict
+from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict
 
 RETRY_PROFILE_TAG = "retry-profile"
 """Fixtures whose case measures a library's own retry layer (Matrix D of the study)."""
 
 
+Table = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+"""A header and its rows, every cell plain text: the Markdown and the HTML render the same."""
+
+
 @dataclass(frozen=True)
 class Column:
-    """One library configuration: its content run and, if measured, its native retry run."""
+    """One library configuration: its content run judged under each contract (the same
+    observed behaviour) and, if measured, its native retry run."""
 
     name: str
     title: str
     versions: Mapping[str, str]
-    result: RunResult
+    result: RunResult  # judged under the harness contract
+    interop: RunResult  # the same cases judged under the interop contract
     retry: RunResult | None = None
-    report: str | None = None  # link to the column's own HTML report
+
+    def judged(self, contract: Contract) -> RunResult:
+        return self.interop if contract == "interop" else self.result
 
     def case(self, case_id: str) -> CaseResult | None:
-        return next((case for case in self.result.cases if case.case == case_id), None)
+        return _find(self.result, case_id)
 
     def retry_case(self, case_id: str) -> CaseResult | None:
-        if self.retry is None:
-            return None
-        return next((case for case in self.retry.cases if case.case == case_id), None)
+        return None if self.retry is None else _find(self.retry, case_id)
+
+
+def _find(result: RunResult, case_id: str) -> CaseResult | None:
+    return next((case for case in result.cases if case.case == case_id), None)
 
 
 # --- what a case showed, in a few words --------------------------------------------------
@@ -51,24 +66,33 @@ def outcome(case: CaseResult | None) -> str:
     if case.status != "completed":
         return f"{case.status}"
     events = _final_attempt(case.events)
-    thrown = next((e for e in events if e.get("type") == "thrown"), None)
+    thrown = _thrown(events)
     if thrown is not None:
         name = str(thrown.get("message", "")).split(":", 1)[0]
         return f"raised {name}" + (f" ({thrown['code']})" if thrown.get("code") else "")
-    parts = []
-    for event in events:
-        if event.get("type") != "block-end":
-            continue
-        block = event["block"]
-        if block["type"] == "tool-call":
-            parts.append(f"call {block['id']!r}/{block['name']!r} {_clip(block['arguments'])}")
-        else:
-            parts.append(f"{block['type']} {_clip(block['text'])}")
-    finish = next((e for e in events if e.get("type") == "finish"), None)
+    finish = _finish(events)
     ending = "no finish" if finish is None else str(finish["reason"])
     if finish is not None and finish.get("code"):
         ending += f" {finish['code']}"
-    return "; ".join([*parts, ending])
+    return "; ".join([*map(_block, _blocks(events)), ending])
+
+
+def _block(block: Mapping[str, Any]) -> str:
+    if block["type"] == "tool-call":
+        return f"call {block['id']!r}/{block['name']!r} {_clip(block['arguments'])}"
+    return f"{block['type']} {_clip(block['text'])}"
+
+
+def _blocks(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [e["block"] for e in events if e.get("type") == "block-end"]
+
+
+def _thrown(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    return next((e for e in events if e.get("type") == "thrown"), None)
+
+
+def _finish(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    return next((e for e in events if e.get("type") == "finish"), None)
 
 
 def _final_attempt(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -84,33 +108,251 @@ def _clip(text: str, limit: int = 48) -> str:
 def tool_calls(case: CaseResult | None) -> list[dict[str, Any]]:
     if case is None:
         return []
-    return [
-        e["block"]
-        for e in _final_attempt(case.events)
-        if e.get("type") == "block-end" and e["block"]["type"] == "tool-call"
-    ]
+    return _calls(_blocks(_final_attempt(case.events)))
+
+
+def _calls(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(block) for block in blocks if block["type"] == "tool-call"]
 
 
 def threw(case: CaseResult | None) -> bool:
-    return case is not None and any(e.get("type") == "thrown" for e in _final_attempt(case.events))
+    return case is not None and _thrown(_final_attempt(case.events)) is not None
+
+
+def crashed(case: CaseResult | None) -> bool:
+    """Raised an exception with no canonical code (INVARIANTS.md: a crash)."""
+    thrown = None if case is None else _thrown(_final_attempt(case.events))
+    return thrown is not None and not is_canonical(thrown.get("code"))
+
+
+SUCCESS_REASONS = ("stop", "tool-calls", "max-tokens")
 
 
 def succeeded(case: CaseResult | None) -> bool:
     """Handed the caller a success (a success finish, nothing raised)."""
-    if case is None or threw(case):
-        return False
-    finishes = [e for e in _final_attempt(case.events) if e.get("type") == "finish"]
-    return bool(finishes) and finishes[0]["reason"] in ("stop", "tool-calls", "max-tokens")
+    return case is not None and _ending(_final_attempt(case.events)) == "success"
+
+
+def _ending(events: Sequence[Mapping[str, Any]]) -> str:
+    """How an attempt ended for its caller: ``success``, ``failure`` (raised or a failure
+    finish) or ``open`` (no finish, nothing raised)."""
+    finish = _finish(events)
+    if _thrown(events) is not None:
+        return "failure"
+    if finish is None:
+        return "open"
+    return "success" if finish["reason"] in SUCCESS_REASONS else "failure"
 
 
 def text_of(case: CaseResult | None) -> str:
-    if case is None:
-        return ""
-    return "".join(
-        e["block"]["text"]
-        for e in _final_attempt(case.events)
-        if e.get("type") == "block-end" and e["block"]["type"] == "text"
+    return "" if case is None else _joined(_blocks(_final_attempt(case.events)), "text")
+
+
+def _joined(blocks: Sequence[Mapping[str, Any]], kind: str) -> str:
+    return "".join(block["text"] for block in blocks if block["type"] == kind)
+
+
+# --- the two contracts: meaning lost, contract gaps --------------------------------------
+
+HARNESS_REFUSALS = frozenset({EMPTY_RESPONSE, MALFORMED_TOOL_CALL})
+"""Refusals only the harness asks for (INVARIANTS.md "Contracts": E1, T5): the wire carried a
+complete response without meaning (no content, a call never identified). Under interop a
+library that hands it back as sent loses nothing; refusing it loses nothing either."""
+
+
+@dataclass(frozen=True)
+class LostMeaning:
+    """A case that fails under the interop contract, and what that cost the caller."""
+
+    case: str
+    invariants: tuple[str, ...]  # those that failed in it: one cause, however many saw it
+    damage: tuple[str, ...]  # each a loss, corruption, invention, crash or hang, quoted
+    got: str  # the caller-visible outcome
+
+    @property
+    def cause(self) -> str:
+        if self.damage:
+            return "; ".join(self.damage)
+        return f"no loss shown: the caller got {self.got}, as the stream carried it"
+
+
+def meaning_lost(column: Column) -> list[LostMeaning]:
+    """The column's cases with a failure under the interop contract, in run order."""
+    rows = []
+    for case in column.interop.cases:
+        failing = tuple(id for id, verdict in case.verdicts.items() if verdict.verdict == "fail")
+        if failing:
+            rows.append(LostMeaning(case.case, failing, tuple(damage(case)), outcome(case)))
+    return rows
+
+
+def damage(case: CaseResult) -> list[str]:
+    """What the caller of ``case`` lost, got corrupted or got invented, or the crash or hang,
+    measured against the oracle's reading of the wire with the interop contract's latitude
+    (arguments equal as JSON, tool-calls after streamed calls, the wire's own input figure).
+    Empty when the results show none."""
+    if case.status == "timeout":
+        return [f"hang: {case.detail or 'the adapter never returned'}"]
+    if case.status != "completed":  # a process that died, or events the protocol forbids
+        kind = "crash" if case.status == "crash" else "broken protocol"
+        return [f"{kind}: {case.detail}"]
+    events = _final_attempt(case.events)
+    wanted: Mapping[str, Any] = case.expected["attempts"][-1]
+    thrown = _thrown(events)
+    if thrown is not None and not is_canonical(thrown.get("code")):
+        message = str(thrown.get("message", "")).partition("\n")[0]
+        return [f"crash: raised {_clip(message, 100)}"]
+    ending, got = _ending(events), outcome(case)
+    if wanted["finish"] in SUCCESS_REASONS:
+        if ending == "success":
+            return _differences(events, wanted)
+        lost = "; ".join([*map(_block, wanted.get("blocks", [])), wanted["finish"]])
+        if ending == "failure":
+            return [f"lost: the stream's {lost} came back as {got}"]
+        return [f"lost the ending: {got}, nothing raised, where the stream ended {lost}"]
+    code = wanted.get("code")
+    if code in HARNESS_REFUSALS:
+        return [] if ending == "failure" else _differences(events, wanted)
+    if ending == "success":
+        return [f"a failed stream reported as a success: {got}, where the stream failed {code}"]
+    if ending == "open":
+        return [f"a failed stream handed back without an error: {got}, where it failed {code}"]
+    failure = thrown or _finish(events)  # the ending is a failure: one of them is there
+    if failure is not None and failure.get("code") == code:
+        return []
+    return [f"failure misreported: {got}, where the stream failed {code}"]
+
+
+def _differences(events: Sequence[Mapping[str, Any]], wanted: Mapping[str, Any]) -> list[str]:
+    blocks, sent = _blocks(events), wanted.get("blocks", [])
+    found = [
+        *_text_difference("text", _joined(blocks, "text"), _joined(sent, "text")),
+        *_text_difference("reasoning", _joined(blocks, "reasoning"), _joined(sent, "reasoning")),
+        *_call_differences(_calls(blocks), _calls(sent)),
+        *_usage_differences([e for e in events if e.get("type") == "usage"], wanted.get("usage")),
+    ]
+    finish = _finish(events)
+    if finish is None:
+        absent = "finish-absent" in wanted.get("features", [])
+        return found if absent else [*found, "lost: the finish the stream sent"]
+    reason = finish["reason"]
+    # Interop: a turn that streamed tool calls may end tool-calls whatever came last.
+    after_calls = reason == "tool-calls" and bool(_calls(sent))
+    if wanted["finish"] in SUCCESS_REASONS and reason != wanted["finish"] and not after_calls:
+        found.append(f"corrupted: finish {reason} for {wanted['finish']}")
+    return found
+
+
+def _text_difference(kind: str, got: str, sent: str) -> list[str]:
+    if got == sent:
+        return []
+    if not got:
+        return [f"lost: the {kind} {_clip(sent)}"]
+    if sent in got:
+        return [f"invented: {kind} {_clip(got)} for {_clip(sent)}"]
+    if got in sent:
+        return [f"lost: part of the {kind}, {_clip(got)} of {_clip(sent)}"]
+    return [f"corrupted: {kind} {_clip(got)} for {_clip(sent)}"]
+
+
+def _call_differences(got: list[dict[str, Any]], sent: list[dict[str, Any]]) -> list[str]:
+    if len(got) != len(sent):
+        missing = [call for call in sent if not any(_same_call(call, g) for g in got)]
+        if all(any(_same_call(g, call) for call in sent) for g in got):
+            return [f"lost: {_block(call)}" for call in missing]
+        shown = ", ".join(_block(call).removeprefix("call ") for call in got)
+        return [f"corrupted: {len(got)} tool calls for {len(sent)}: {shown}"]
+    found = []
+    for index, (call, wanted) in enumerate(zip(got, sent, strict=True)):
+        for field_name in ("id", "name"):
+            if call[field_name] != wanted[field_name]:
+                found.append(
+                    f"corrupted: call {index} {field_name} {_clip(call[field_name])} "
+                    f"for {_clip(wanted[field_name])}"
+                )
+        if not _same_arguments(call["arguments"], wanted["arguments"]):
+            found.append(
+                f"corrupted: call {index} arguments {_clip(call['arguments'])} "
+                f"for {_clip(wanted['arguments'])}"
+            )
+    return found
+
+
+def _same_call(got: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
+    same_identity = (got["id"], got["name"]) == (sent["id"], sent["name"])
+    return same_identity and _same_arguments(got["arguments"], sent["arguments"])
+
+
+def _same_arguments(got: str, sent: str) -> bool:
+    """Equal as written, or both valid JSON with the same value (the interop reading)."""
+    if got == sent:
+        return True
+    try:
+        return bool(json.loads(got) == json.loads(sent))
+    except ValueError:
+        return False
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
+
+
+def _usage_differences(
+    reported: list[Mapping[str, Any]], sent: Mapping[str, Any] | None
+) -> list[str]:
+    if sent is None:
+        return []
+    if not reported:
+        return ["lost: the usage " + ", ".join(f"{k} {v}" for k, v in sent.items())]
+    got = reported[-1]
+    cached = sent.get("cache_read_tokens") or 0
+    found = []
+    for name in _USAGE_FIELDS:
+        seen, wanted = got.get(name), sent.get(name)
+        if name == "reasoning_tokens" and (seen is None or wanted is None):
+            continue  # optional in the protocol: leaving it out loses nothing
+        if name == "cache_read_tokens":
+            seen, wanted = seen or 0, wanted or 0
+        # Interop: the wire's own input figure (cached tokens included) is what was sent.
+        as_sent = name == "input_tokens" and isinstance(wanted, int) and seen == wanted + cached
+        if seen != wanted and not as_sent:
+            found.append(
+                f"lost: usage {name} {wanted}"
+                if not seen
+                else f"corrupted: usage {name} {seen} for {wanted}"
+            )
+    return found
+
+
+def contract_gaps(column: Column) -> list[tuple[str, int, str, str]]:
+    """(invariant, cases, first case, its reason) for each failure under the harness contract
+    that the interop contract does not share: the harness's own rules, not lost meaning."""
+    shared = {
+        (case.case, id)
+        for case in column.interop.cases
+        for id, verdict in case.verdicts.items()
+        if verdict.verdict == "fail"
+    }
+    found: dict[str, list[tuple[str, str]]] = {}
+    for case in column.result.cases:
+        for id, verdict in case.verdicts.items():
+            if verdict.verdict == "fail" and (case.case, id) not in shared:
+                found.setdefault(id, []).append((case.case, verdict.reason))
+    order = [entry["id"] for entry in column.result.catalogue]
+    return [
+        (id, len(cases), cases[0][0], cases[0][1])
+        for id, cases in sorted(found.items(), key=lambda item: _position(order, item[0]))
+    ]
+
+
+def gaps_table(columns: Sequence[Column]) -> Table:
+    """Every library's contract gaps, one row per invariant."""
+    header = ("library", "invariant", "cases", "e.g.", "what happened")
+    rows = tuple(
+        (column.name, id, str(count), case_id, f"{outcome(column.case(case_id))} — {reason}")
+        for column in columns
+        for id, count, case_id, reason in contract_gaps(column)
     )
+    return header, rows
 
 
 # --- the native retry profile ----------------------------------------------------------
@@ -138,32 +380,31 @@ def retry_cell(case: CaseResult | None) -> RetryCell | None:
 
 # --- findings of real-adapters.md §0 --------------------------------------------------------
 
-Observe = Callable[[Column], str]
+Observe = Callable[[Column, str], str]
+"""What a column shows in the finding's case (its id is the second argument)."""
 
 
 NOT_RUN = "not run"  # the column has no such case: nothing to compare
 
 
-def _in_case(case_id: str, test: Callable[[CaseResult], bool]) -> Observe:
-    def observe(column: Column) -> str:
+def _in_case(test: Callable[[CaseResult], bool]) -> Observe:
+    def observe(column: Column, case_id: str) -> str:
         case = column.case(case_id)
         return NOT_RUN if case is None else ("yes" if test(case) else "no")
 
     return observe
 
 
-def _requests(case_id: str) -> Observe:
-    def observe(column: Column) -> str:
-        cell = retry_cell(column.retry_case(case_id))
-        return NOT_RUN if cell is None else str(cell.requests)
-
-    return observe
+def _requests(column: Column, case_id: str) -> str:
+    cell = retry_cell(column.retry_case(case_id))
+    return NOT_RUN if cell is None else str(cell.requests)
 
 
 @dataclass(frozen=True)
 class Finding:
     """A claim of real-adapters.md §0, the case that shows it, and per column the value
-    the study observed (columns it did not name are compared against ``otherwise``)."""
+    the study observed (columns it did not name are compared against ``otherwise``).
+    What is observed is always read from ``case``, the fixture the page names."""
 
     claim: str
     case: str
@@ -173,6 +414,9 @@ class Finding:
 
     def expected_for(self, column: str) -> str:
         return self.expected.get(column, self.otherwise)
+
+    def observed(self, column: Column) -> str:
+        return self.observe(column, self.case)
 
 
 _SDK_COLUMNS = ("openai", "langchain", "litellm-openai", "pydantic-ai", "llama-index")
@@ -188,94 +432,87 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         "§0.1 an empty stop completion is handed back as a success (no EMPTY_RESPONSE)",
         "empty-stop-no-usage",
-        _in_case("empty-stop-no-usage", succeeded),
+        _in_case(succeeded),
     ),
     Finding(
         "§0.1 a call whose id is never sent is not refused with MALFORMED_TOOL_CALL",
         "lmstudio-id-empty",
-        _in_case("lmstudio-id-empty", lambda c: not threw(c) and "MALFORMED" not in outcome(c)),
+        _in_case(lambda c: not threw(c) and "MALFORMED" not in outcome(c)),
     ),
     Finding(
         "§0.2 a name repeated on every delta is doubled (quirk A7)",
         "tool-name-repeated",
-        _in_case(
-            "tool-name-repeated",
-            lambda c: any("get_weatherget_weather" in call["name"] for call in tool_calls(c)),
-        ),
+        _in_case(lambda c: any("get_weatherget_weather" in x["name"] for x in tool_calls(c))),
         _only(("openai", "langchain", "pydantic-ai", "llama-index")),
     ),
     Finding(
         "§0.2 an id repeated on every delta is concatenated",
         "continuation-id-repeated",
-        _in_case(
-            "continuation-id-repeated",
-            lambda c: any("call_1call_1" in call["id"] for call in tool_calls(c)),
-        ),
+        _in_case(lambda c: any("call_1call_1" in call["id"] for call in tool_calls(c))),
         _only(("openai", "llama-index")),
     ),
     Finding(
         "§0.3 a continuation with type: null crashes openai-python's accumulator",
         "continuation-type-null",
-        _in_case("continuation-type-null", threw),
+        _in_case(crashed),
         _only(("openai",)),
     ),
     Finding(
         '§0.3 "" and null continuations keep the identity',
         "tool-cont-empty-id-name",
         _in_case(
-            "tool-cont-empty-id-name",
             lambda c: (
                 [(x["id"], x["name"]) for x in tool_calls(c)]
                 == [("call_8f2c1d0b6e3a4c57a1b2c3d4", "get_weather")]
-            ),
+            )
         ),
     ),
     Finding(
         "§0.4 an event with only a retry: field kills the stream (openai-python #2722)",
         "retry-field-only-event",
-        _in_case("retry-field-only-event", threw),
+        _in_case(threw),
         _only(_SDK_COLUMNS),
     ),
     Finding(
         "§0.4 litellm's own parser loses an event split over two data: lines",
         "event-over-two-data-lines",
-        _in_case("event-over-two-data-lines", lambda c: succeeded(c) and text_of(c) != "Hello"),
+        _in_case(lambda c: succeeded(c) and text_of(c) != "Hello"),
         _only(("litellm-hosted-vllm",)),
     ),
     Finding(
         "§0.5 a clean EOF without finish and [DONE] raises only in litellm",
         "truncated-no-finish-no-done",
-        _in_case("truncated-no-finish-no-done", threw),
+        _in_case(threw),
         _only(_LITELLM),
     ),
     Finding(
         "§0.5 no library requires [DONE] (a finish, then EOF, is a success)",
         "no-done-clean-close",
-        _in_case("no-done-clean-close", succeeded),
+        _in_case(succeeded),
     ),
     Finding(
         "§0.6 a stream reset after the body started is not retried (native retries on)",
         "reset-mid-stream-then-ok",
-        _requests("reset-mid-stream-then-ok"),
+        _requests,
         otherwise="1",
     ),
     Finding(
         "§0.6 requests made for a 429 that never lifts (native retries on)",
         "http-429-forever",
-        _requests("http-429-forever"),
+        _requests,
         {"litellm-hosted-vllm": "1", "llama-index": "4"},
         otherwise="3",
     ),
     Finding(
         "§3.3 litellm drops a call whose id never arrives",
         "tool-never-identified",
-        _in_case("tool-never-identified", lambda c: succeeded(c) and not tool_calls(c)),
+        _in_case(lambda c: succeeded(c) and not tool_calls(c)),
         _only(_LITELLM),
     ),
     Finding(
         "§3.5 llama-index drops the second of two calls sent in one delta",
         "tool-parallel-oneshot",
-        _in_case("tool-parallel-oneshot", lambda c: succeeded(c) and len(tool_calls(c)) < 2),
+        _in_case(lambda c: succeeded(c) and len(tool_calls(c)) < 2),
         _only(("llama-index",)),
     ),
 )
@@ -291,7 +528,7 @@ class FindingRow:
 def check_findings(columns: Sequence[Column]) -> list[FindingRow]:
     rows = []
     for finding in FINDINGS:
-        observed = {column.name: finding.observe(column) for column in columns}
+        observed = {column.name: finding.observed(column) for column in columns}
         differs = {
             name: finding.expected_for(name)
             for name, value in observed.items()
@@ -303,6 +540,26 @@ def check_findings(columns: Sequence[Column]) -> list[FindingRow]:
 
 # --- the Markdown page -------------------------------------------------------------------
 
+LOST_TITLE = "Meaning lost (interop contract)"
+LOST_NOTE = (
+    "Failures under the interop contract: the library lost, corrupted or invented what the "
+    "provider sent, crashed, hung, or reported a failed stream as a success. One row per case: "
+    "the invariants that failed in it, and what the caller got wrong, measured against the "
+    "oracle's reading of the wire. A row that says “no loss shown” is a failure these results "
+    "do not show to be a loss: a suspected false positive of the suite, listed, not hidden."
+)
+GAPS_TITLE = "Contract gaps (harness contract only)"
+GAPS_NOTE = (
+    "Failures under the harness contract that the interop contract records as info: what the "
+    "harness asks beyond keeping the provider's meaning (INVARIANTS.md, “Contracts”). Per "
+    "library and invariant: how many cases fail, one of them, and what happened there."
+)
+_LOST_HEADER = ("fixture", "failed", "what the caller lost")
+_LIBRARY_HEADER = (
+    *("column", "drives", "versions", "cases"),
+    *("meaning lost", "no loss shown", "contract gaps"),
+)
+
 
 def family_counts(result: RunResult) -> dict[str, dict[Verdict, int]]:
     families: dict[str, dict[Verdict, int]] = {}
@@ -312,20 +569,6 @@ def family_counts(result: RunResult) -> dict[str, dict[Verdict, int]]:
         for verdict, count in counts.items():
             total[verdict] += count
     return families
-
-
-def notable_failures(result: RunResult) -> list[tuple[str, int, str, str]]:
-    """(invariant, failing cases, first case, its reason) per invariant with a fail."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for case in result.cases:
-        for invariant_id, verdict in case.verdicts.items():
-            if verdict.verdict == "fail":
-                found.setdefault(invariant_id, []).append((case.case, verdict.reason))
-    order = [entry["id"] for entry in result.catalogue]
-    return [
-        (inv, len(cases), cases[0][0], cases[0][1])
-        for inv, cases in sorted(found.items(), key=lambda kv: _position(order, kv[0]))
-    ]
 
 
 def _position(order: list[str], item: str) -> int:
@@ -340,47 +583,89 @@ def render_compatibility(columns: Sequence[Column], *, fixtures: str) -> str:
         "<!-- Generated by `conformance matrix` (or `tox -m matrix`); do not edit by hand. -->",
         "",
         f"Each library is driven through its shim (`conformance/adapters/thirdparty/`) over "
-        f"{fixtures}, with its own retries off; verdicts as in `conformance run`. The "
-        "native retry profile runs the `retry-profile` fixtures with the library's "
-        "default retry settings and counts requests at the fake provider.",
+        f"{fixtures}, with its own retries off. Each case runs once and is judged under both "
+        "contracts of INVARIANTS.md: `interop` (what the caller loses) and `harness` (the "
+        "default of `conformance run`). The native retry profile runs the `retry-profile` "
+        "fixtures with the library's default retry settings and counts requests at the fake "
+        "provider.",
         "",
         "## Libraries",
         "",
-        "| column | drives | versions | cases | pass | non-strict | info | n/a | fail |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Meaning lost: cases that fail under the interop contract (of which no loss shown: "
+        "those whose results show no concrete loss); contract gaps: failures under the harness "
+        "contract alone.",
+        "",
+        *_md_table((_LIBRARY_HEADER, tuple(map(_library_row, columns)))),
     ]
-    for column in columns:
-        counts = column.result.counts()
-        versions = ", ".join(f"{k} {v}" for k, v in column.versions.items())
-        cells = " | ".join(str(counts[v]) for v in VERDICTS)
-        lines.append(
-            f"| {column.name} | {_md(column.title)} | {_md(versions)} | "
-            f"{len(column.result.cases)} | {cells} |"
-        )
-    lines += _family_table(columns)
+    lines += _lost_section(columns)
+    lines += ["", f"## {GAPS_TITLE}", "", GAPS_NOTE, "", *_md_table(gaps_table(columns), code=3)]
+    lines += _verdicts_section(columns)
     lines += _findings_section(columns)
     lines += _retry_section(columns)
-    lines += _failures_section(columns)
     lines += _closing_note(columns)
     return "\n".join(lines) + "\n"
 
 
-def _family_table(columns: Sequence[Column]) -> list[str]:
-    tables = {column.name: family_counts(column.result) for column in columns}
+def _library_row(column: Column) -> tuple[str, ...]:
+    lost = meaning_lost(column)
+    return (
+        column.name,
+        column.title,
+        ", ".join(f"{k} {v}" for k, v in column.versions.items()),
+        str(len(column.result.cases)),
+        str(len(lost)),
+        str(sum(not row.damage for row in lost)),
+        str(sum(count for _, count, _, _ in contract_gaps(column))),
+    )
+
+
+def _lost_rows(column: Column) -> tuple[tuple[str, ...], ...]:
+    return tuple((row.case, ", ".join(row.invariants), row.cause) for row in meaning_lost(column))
+
+
+def lost_table(columns: Sequence[Column]) -> Table:
+    """Every library's meaning-lost rows, the library first (the HTML matrix has one table)."""
+    rows = tuple((column.name, *row) for column in columns for row in _lost_rows(column))
+    return ("library", *_LOST_HEADER), rows
+
+
+def _lost_section(columns: Sequence[Column]) -> list[str]:
+    lines = ["", f"## {LOST_TITLE}", "", LOST_NOTE]
+    for column in columns:
+        rows = _lost_rows(column)
+        lines += ["", f"### {_md(column.name)}", ""]
+        lines += _md_table((_LOST_HEADER, rows), code=0) if rows else ["No interop failure."]
+    return lines
+
+
+def _verdicts_section(columns: Sequence[Column]) -> list[str]:
+    counts = tuple(_counts_row(column, contract) for column in columns for contract in CONTRACTS)
+    lines = ["", "## Verdicts", "", *_md_table((("column", "contract", *VERDICTS), counts))]
+    for contract in CONTRACTS:
+        lines += _family_table(columns, contract)
+    return lines
+
+
+def _counts_row(column: Column, contract: Contract) -> tuple[str, ...]:
+    counts = column.judged(contract).counts()
+    return (column.name, contract, *(str(counts[verdict]) for verdict in VERDICTS))
+
+
+def _family_table(columns: Sequence[Column], contract: Contract) -> list[str]:
+    tables = {column.name: family_counts(column.judged(contract)) for column in columns}
     families = sorted({f for table in tables.values() for f in table}, key=_family_order)
-    lines = [
+    rows = tuple(
+        (family, *(_family_cell(tables[column.name].get(family)) for column in columns))
+        for family in families
+    )
+    return [
         "",
-        "## Verdicts per family",
+        f"### Per family, {contract} contract",
         "",
         "Each cell: pass / fail (non-strict, info and n/a in brackets when present).",
         "",
-        "| family | " + " | ".join(column.name for column in columns) + " |",
-        "|---|" + "---|" * len(columns),
+        *_md_table((("family", *(column.name for column in columns)), rows)),
     ]
-    for family in families:
-        cells = [_family_cell(tables[column.name].get(family)) for column in columns]
-        lines.append(f"| {family} | " + " | ".join(cells) + " |")
-    return lines
 
 
 def _family_order(family: str) -> int:
@@ -397,101 +682,94 @@ def _family_cell(counts: Mapping[Verdict, int] | None) -> str:
 
 
 def _findings_section(columns: Sequence[Column]) -> list[str]:
-    lines = [
+    rows = tuple(
+        (
+            row.finding.claim,
+            row.finding.case,
+            *(
+                row.observed[column.name]
+                + (f" (study: {row.differs[column.name]})" if column.name in row.differs else "")
+                for column in columns
+            ),
+        )
+        for row in check_findings(columns)
+    )
+    header = ("claim", "fixture", *(column.name for column in columns))
+    return [
         "",
         "## Findings of real-adapters.md §0, re-measured",
         "",
         "Each row: the claim, the fixture that shows it, and per library what was observed "
-        "now (yes/no, or a count); a value in brackets is what the study observed where it "
-        "differs.",
+        "now in that fixture (yes/no, or a count); a value in brackets is what the study "
+        "observed where it differs.",
         "",
-        "| claim | fixture | " + " | ".join(column.name for column in columns) + " |",
-        "|---|---|" + "---|" * len(columns),
+        *_md_table((header, rows), code=1),
     ]
-    for row in check_findings(columns):
-        cells = [
-            row.observed[column.name]
-            + (f" (study: {row.differs[column.name]})" if column.name in row.differs else "")
-            for column in columns
-        ]
-        claim = _md(row.finding.claim)
-        lines.append(f"| {claim} | `{row.finding.case}` | " + " | ".join(cells) + " |")
-    return lines
 
 
 def _retry_section(columns: Sequence[Column]) -> list[str]:
-    measured = [column for column in columns if column.retry is not None]
-    if not measured:
+    header, rows = retry_table(columns)
+    if not rows:
         return []
-    cases = [case.case for case in measured[0].retry.cases] if measured[0].retry else []
-    lines = [
+    return [
         "",
         "## Native retry profile (INFO)",
         "",
-        "Each library with its default retry settings; requests and the waits between "
-        "them as the fake provider saw them, then what the caller got.",
+        RETRY_NOTE,
         "",
-        "| fixture | " + " | ".join(column.name for column in measured) + " |",
-        "|---|" + "---|" * len(measured),
+        *_md_table((header, rows), code=0),
     ]
-    for case_id in cases:
-        cells = [str(retry_cell(column.retry_case(case_id)) or "·") for column in measured]
-        lines.append(f"| `{case_id}` | " + " | ".join(_md(cell) for cell in cells) + " |")
-    return lines
 
 
-def retry_table(columns: Sequence[Column]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+RETRY_NOTE = (
+    "Each library with its default retry settings; requests and the waits between them as "
+    "the fake provider saw them, then what the caller got."
+)
+
+
+def retry_table(columns: Sequence[Column]) -> Table:
     """The native retry profile as a header and rows (for the HTML matrix)."""
     measured = [column for column in columns if column.retry is not None]
     if not measured or measured[0].retry is None:
-        return (), []
+        return (), ()
     header = ("fixture", *(column.name for column in measured))
-    rows = [
+    rows = tuple(
         (case.case, *(str(retry_cell(c.retry_case(case.case)) or "·") for c in measured))
         for case in measured[0].retry.cases
-    ]
+    )
     return header, rows
 
 
-def _failures_section(columns: Sequence[Column]) -> list[str]:
-    lines = ["", "## Notable failures", ""]
-    for column in columns:
-        failures = notable_failures(column.result)
-        lines += [f"### {column.name}", ""]
-        if not failures:
-            lines += ["No failing verdict.", ""]
-            continue
-        lines += ["| invariant | failing cases | e.g. | what happened |", "|---|---|---|---|"]
-        for invariant_id, count, case_id, reason in failures:
-            lines.append(
-                f"| {invariant_id} | {count} | `{case_id}` | {_md(outcome(column.case(case_id)))}"
-                f" — {_md(reason)} |"
-            )
-        lines.append("")
-    return lines
-
-
 def _closing_note(columns: Sequence[Column]) -> list[str]:
-    lines = ["## Closing note: where this run differs from the study", ""]
-    differences = [
-        (row, name, expected)
-        for row in check_findings(columns)
-        for name, expected in row.differs.items()
-    ]
+    lines = ["", "## Closing note: where this run differs from the study", ""]
+    rows = check_findings(columns)
+    differences = [(row, name, expected) for row in rows for name, expected in row.differs.items()]
+    unmeasured = sum(value == NOT_RUN for row in rows for value in row.observed.values())
     if not differences:
         lines.append(
-            "Every §0 finding above was reproduced for every library that ran "
-            f"({', '.join(column.name for column in columns)})."
+            "Every §0 finding above was reproduced wherever its fixture ran "
+            f"({', '.join(_md(column.name) for column in columns)})"
+            + (f"; {unmeasured} finding cell(s) not measured here." if unmeasured else ".")
         )
     for row, name, expected in differences:
         column = next(c for c in columns if c.name == name)
         versions = ", ".join(f"{k} {v}" for k, v in column.versions.items())
         lines.append(
-            f"- {name} ({_md(versions)}): {_md(row.finding.claim)} — observed "
+            f"- {_md(name)} ({_md(versions)}): {_md(row.finding.claim)} — observed "
             f"{row.observed[name]}, the study observed {expected} "
             f"(`{row.finding.case}`: {_md(outcome(column.case(row.finding.case)))})."
         )
     return [*lines, ""]
+
+
+def _md_table(table: Table, *, code: int | None = None) -> list[str]:
+    """A Markdown table; the cells of column ``code`` (fixture ids) in code spans."""
+    header, rows = table
+    lines = ["| " + " | ".join(map(_md, header)) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [f"`{_md(cell)}`" if i == code else _md(cell) for i, cell in enumerate(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _md(text: str) -> str:

@@ -597,6 +597,7 @@ def _header_line(pair: object) -> str:
 class MatrixColumn:
     adapter: str
     version: str
+    contract: str
     href: str | None
     status: str
     counts: str
@@ -616,24 +617,27 @@ class MatrixRow:
     level: str
     statement: str
     cells: tuple[MatrixCell, ...]
+    elsewhere: str = ""  # the level under the other contracts, where it differs
 
 
 @dataclass(frozen=True)
-class InfoTable:
-    """An observed-only section under the matrix (e.g. each library's native retries)."""
+class MatrixTable:
+    """A section under the matrix (e.g. what each library lost, its native retries)."""
 
     title: str
     note: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    level: str | None = None  # a level badge beside the title: "INFO" for observed-only
 
 
 def render_matrix(
-    results: Sequence[tuple[RunResult, str]], *, info_tables: Sequence[InfoTable] = ()
+    results: Sequence[tuple[RunResult, str]], *, sections: Sequence[MatrixTable] = ()
 ) -> str:
     """Adapters by invariants; each cell links to that invariant in the adapter's report.
+    A column names the contract its run was judged under.
 
-    ``info_tables`` are shown after the matrix as INFO sections, every cell escaped."""
+    ``sections`` are shown after the matrix, every cell escaped."""
     catalogue: dict[str, CatalogueEntry] = {}
     for result, _ in results:
         for invariant_id, entry in _catalogue(result).items():
@@ -651,6 +655,7 @@ def render_matrix(
                 _matrix_cell(table.get(invariant_id), href, anchors[invariant_id])
                 for table, href in tables
             ),
+            elsewhere=_other_levels(catalogue[invariant_id]),
         )
         for invariant_id in ids
     ]
@@ -660,8 +665,14 @@ def render_matrix(
         columns=[_matrix_column(result, link) for result, link in results],
         rows=rows,
         families=FAMILY_TITLES,
-        info_tables=info_tables,
+        sections=sections,
     )
+
+
+def _other_levels(entry: CatalogueEntry) -> str:
+    """``interop INFO`` for an invariant whose level under another contract differs."""
+    levels = entry.get("levels", {})
+    return ", ".join(f"{c} {level}" for c, level in levels.items() if level != entry["level"])
 
 
 def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
@@ -669,6 +680,7 @@ def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
     return MatrixColumn(
         adapter=str(result.adapter.get("name", "(unnamed adapter)")),
         version=str(result.adapter.get("version", "")),
+        contract=result.contract,
         href=safe_href(link, relative=True),
         status=_status(counts),
         counts=_count_summary(counts),

@@ -1,19 +1,22 @@
 """`conformance matrix render` and the compatibility summary, from saved columns.
 
-The columns here are reference-adapter runs saved under library names: the summary must
-then report every §0 finding that the reference does *not* share as a difference.
+The saved columns here are runs of mutants of the reference adapter, saved under library
+names and judged under both contracts from one run: one doubles repeated names (meaning
+lost), one hands back an empty stop as a success (a contract gap only). The constructed
+cases further down pin what the page says each interop failure cost the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from conformance.adapters.base import PythonAdapterSession
-from conformance.adapters.reference import ReferenceAdapter
+from conformance.adapters.base import load_python_adapter
+from conformance.adapters.mutants import MUTANTS
 from conformance.cli import main
 from conformance.options import RunOptions
 from conformance.report.compatibility import (
@@ -21,33 +24,57 @@ from conformance.report.compatibility import (
     Column,
     _md,
     check_findings,
+    contract_gaps,
+    damage,
+    meaning_lost,
     render_compatibility,
 )
-from conformance.results import RunResult
-from conformance.run.runner import run_suite
+from conformance.results import CaseResult, InvariantVerdict, RunResult
+from conformance.run.runner import run_judged
+from conformance.verdicts import CONTRACTS, Contract
 from fakeprovider.fixtures import load_fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = ("tool-name-repeated", "empty-stop-no-usage", "retry-field-only-event")
 RETRY_CASES = ("http-429-forever", "reset-mid-stream-then-ok")
+OPTIONS = RunOptions(transport="in-process")
+# Column → the mutant saved under its name.
+SAVED = {"openai": "identity_concatenated", "litellm-hosted-vllm": "empty_stop_succeeds"}
 
 
-def _reference_run(case_ids: tuple[str, ...]) -> RunResult:
+def _judged(mutant: str, case_ids: tuple[str, ...]) -> dict[Contract, RunResult]:
     corpus = {s.id: s for s in load_fixtures([REPO / "fixtures"])}
-    session = PythonAdapterSession(ReferenceAdapter())
-    options = RunOptions(transport="in-process")
-    return asyncio.run(run_suite(session, [corpus[i] for i in case_ids], options))
+
+    async def run() -> dict[Contract, RunResult]:
+        session = load_python_adapter(MUTANTS[mutant].target, OPTIONS)
+        try:
+            return await run_judged(session, [corpus[i] for i in case_ids], OPTIONS, CONTRACTS)
+        finally:
+            await session.close()
+
+    return asyncio.run(run())
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("matrix")
-    content, retry = _reference_run(CASES), _reference_run(RETRY_CASES)
-    for name in ("openai", "litellm-hosted-vllm"):
-        for result, suffix in ((content, ".json"), (retry, ".retry.json")):
+    for name, mutant in SAVED.items():
+        judged = _judged(mutant, CASES)
+        results = {f".{contract}.json": judged[contract] for contract in CONTRACTS}
+        results[".retry.json"] = _judged(mutant, RETRY_CASES)["harness"]
+        for suffix, result in results.items():
             result.options["matrix"] = {"column": name, "title": "t", "versions": {"x": "1"}}
             (directory / f"{name}{suffix}").write_text(result.to_json())
     return directory
+
+
+def test_one_run_is_judged_under_each_contract() -> None:
+    judged = _judged("empty_stop_succeeds", ("empty-stop-no-usage",))
+    assert [result.contract for result in judged.values()] == list(CONTRACTS)
+    harness, interop = (judged[contract].cases[0] for contract in CONTRACTS)
+    assert harness.events == interop.events  # the same observed behaviour
+    assert harness.verdicts["E1"].verdict == "fail"
+    assert interop.verdicts["E1"].verdict == "info"
 
 
 def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
@@ -55,16 +82,36 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
     done = CliRunner().invoke(main, ["matrix", "render", str(saved), "--summary", str(summary)])
     assert done.exit_code == 0, done.output
     page = (saved / "index.html").read_text()
+    for section in ("Meaning lost (interop contract)", "Contract gaps (harness contract only)"):
+        assert section in page
     assert "Native retry profile" in page and "http-429-forever" in page
+    assert "interop contract" in page and "harness contract" in page  # the column headers
+    assert "interop INFO" in page  # E1's level under the other contract, beside MUST
     assert (saved / "openai" / "index.html").exists()
+    assert (saved / "openai" / "interop" / "index.html").exists()
     text = summary.read_text()
     assert text.startswith("# Compatibility of real libraries")
-    assert "| openai | t | x 1 | 3 |" in text
-    assert "## Verdicts per family" in text and "## Native retry profile (INFO)" in text
-    # The reference refuses the empty stop and does not double names: both differ.
-    assert "- openai (x 1): §0.2 a name repeated on every delta is doubled" in text
-    assert "(`empty-stop-no-usage`: error EMPTY_RESPONSE)" in text
-    assert "no-done-clean-close" not in text.split("## Closing note")[1]  # not run here
+    assert "| openai | t | x 1 | 3 | 1 | 0 | 0 |" in text  # one case lost, no gap
+    assert "| litellm-hosted-vllm | t | x 1 | 3 | 0 | 0 | 1 |" in text  # one gap, nothing lost
+    lost = text.split("## Meaning lost")[1].split("## Contract gaps")[0]
+    assert "| `tool-name-repeated` | T2 | corrupted: call 0 name 'get_weatherget_weather" in lost
+    assert "### litellm-hosted-vllm\n\nNo interop failure." in lost
+    gaps = text.split("## Contract gaps")[1].split("## Verdicts")[0]
+    assert "| litellm-hosted-vllm | E1 | 1 | `empty-stop-no-usage` | stop — " in gaps
+    assert "E1" not in lost  # an E1-style failure is a contract gap only
+    assert "| openai | interop |" in text and "### Per family, interop contract" in text
+    # The empty-stop mutant does not double names: a difference from the study.
+    closing = text.split("## Closing note")[1]
+    assert "- litellm-hosted-vllm (x 1): §0.4 an event with only a retry: field" not in closing
+    assert "- openai (x 1): §0.1 an empty stop completion is handed back as a success" in closing
+    assert "(`empty-stop-no-usage`: error EMPTY_RESPONSE)" in closing
+
+
+def test_a_column_without_its_interop_judgement_is_refused(saved: Path, tmp_path: Path) -> None:
+    (tmp_path / "openai.harness.json").write_text((saved / "openai.harness.json").read_text())
+    done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path)])
+    assert done.exit_code == 1
+    assert "openai.interop.json" in done.output
 
 
 def test_findings_compare_per_column(saved: Path) -> None:
@@ -74,8 +121,9 @@ def test_findings_compare_per_column(saved: Path) -> None:
     assert [c.name for c in columns] == ["openai", "litellm-hosted-vllm"]
     rows = {row.finding.case: row for row in check_findings(columns)}
     doubled = rows["tool-name-repeated"]
-    assert doubled.observed == {"openai": "no", "litellm-hosted-vllm": "no"}
-    assert doubled.differs == {"openai": "yes"}  # litellm never doubled: no difference
+    assert doubled.observed == {"openai": "yes", "litellm-hosted-vllm": "no"}
+    assert doubled.differs == {}  # as the study saw it
+    assert rows["empty-stop-no-usage"].observed == {"openai": "no", "litellm-hosted-vllm": "yes"}
     assert rows["http-429-forever"].observed["openai"] == "3"  # the reference's own policy
     assert rows["no-done-clean-close"].observed["openai"] == "not run"
     assert "openai" not in rows["no-done-clean-close"].differs
@@ -86,11 +134,20 @@ def test_every_finding_names_a_fixture_of_the_corpus() -> None:
     assert {finding.case for finding in FINDINGS} <= ids
 
 
+def test_a_finding_reads_the_fixture_it_names() -> None:
+    finding = next(f for f in FINDINGS if f.case == "empty-stop-no-usage")
+    success = _case("empty-stop-no-usage", _ok("stop"))
+    other = _case("something-else", _ok("stop"))
+    assert finding.observed(_column([success])) == "yes"
+    assert finding.observed(_column([other])) == "not run"
+
+
 def test_markdown_cells_are_escaped() -> None:
     assert _md("a|b\n<script>") == "a\\|b &lt;script&gt;"
-    column = Column("x|y", "<b>", {}, _reference_run(("empty-stop-no-usage",)))
+    column = Column("x|y", "<b>", {}, _result([]), _result([], "interop"))
     text = render_compatibility([column], fixtures="f")
     assert "<b>" not in text and "&lt;b&gt;" in text
+    assert "x\\|y" in text and "| x|y |" not in text
 
 
 def test_matrix_without_any_installed_shim_says_how_to_get_one(
@@ -102,3 +159,283 @@ def test_matrix_without_any_installed_shim_says_how_to_get_one(
     done = CliRunner().invoke(main, ["matrix"])
     assert done.exit_code == 1
     assert "tox -m matrix" in done.output
+
+
+# --- what an interop failure cost the caller, on constructed cases ------------------------
+
+CALL = {"type": "tool-call", "id": "call_1", "name": "get_weather", "arguments": '{"a": 1}'}
+USAGE = {"input_tokens": 40, "output_tokens": 9, "cache_read_tokens": 1280}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _ok(reason: str, *blocks: dict[str, Any], **usage: int) -> list[dict[str, Any]]:
+    """The events of an attempt that hands back ``blocks`` and ends with ``reason``."""
+    events: list[dict[str, Any]] = [{"type": "block-end", "block": b} for b in blocks]
+    if usage:
+        events.append({"type": "usage", **usage})
+    return [*events, {"type": "finish", "reason": reason}]
+
+
+def _raised(message: str, code: str | None = None) -> list[dict[str, Any]]:
+    thrown = {"type": "thrown", "message": message}
+    return [thrown | ({"code": code} if code else {})]
+
+
+def _case(
+    case_id: str,
+    events: list[dict[str, Any]],
+    *,
+    finish: str = "stop",
+    code: str | None = None,
+    blocks: tuple[dict[str, Any], ...] = (),
+    usage: dict[str, int] | None = None,
+    features: tuple[str, ...] = (),
+    failed: tuple[str, ...] = ("G1",),
+    status: Any = "completed",
+) -> CaseResult:
+    wanted: dict[str, Any] = {"attempt": 1, "finish": finish, "features": list(features)}
+    wanted |= {"code": code} if code else {}
+    wanted |= {"blocks": list(blocks)} if blocks else {}
+    wanted |= {"usage": usage} if usage else {}
+    return CaseResult(
+        case=case_id,
+        status=status,
+        detail={"timeout": "no end within 16 s", "crash": "exited 1"}.get(status, ""),
+        duration_s=0.0,
+        verdicts={id: InvariantVerdict(verdict="fail", reason="r") for id in failed},
+        events=[*events, {"type": "end"}],
+        expected={"attempts": [wanted]},
+        requests=[],
+    )
+
+
+def _result(cases: list[CaseResult], contract: Contract = "harness") -> RunResult:
+    return RunResult(
+        suite_version="0",
+        adapter={"name": "lib"},
+        options={},
+        started_at="",
+        finished_at="",
+        contract=contract,
+        catalogue=[],
+        cases=cases,
+    )
+
+
+def _column(harness: list[CaseResult], interop: list[CaseResult] | None = None) -> Column:
+    return Column("lib", "t", {}, _result(harness), _result(interop or [], "interop"))
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        pytest.param(
+            _case("c", _raised("TypeError: 'NoneType' object\nis not iterable")),
+            ["crash: raised \"TypeError: 'NoneType' object\""],
+            id="an exception without a canonical code is a crash",
+        ),
+        pytest.param(
+            _case("c", [], status="timeout"),
+            ["hang: no end within 16 s"],
+            id="a case that never ended is a hang",
+        ),
+        pytest.param(
+            _case("c", [], status="crash"),
+            ["crash: exited 1"],
+            id="an adapter process that died",
+        ),
+        pytest.param(
+            _case("c", _raised("JSONDecodeError: x", "MALFORMED_RESPONSE"), blocks=(_text("Hi"),)),
+            [
+                "lost: the stream's text 'Hi'; stop came back as raised JSONDecodeError "
+                "(MALFORMED_RESPONSE)"
+            ],
+            id="a complete response refused",
+        ),
+        pytest.param(
+            _case("c", [], finish="tool-calls", blocks=(CALL,)),
+            [
+                "lost the ending: no finish, nothing raised, where the stream ended call 'call_1'/"
+                "'get_weather' '{\"a\": 1}'; tool-calls"
+            ],
+            id="a response handed back without its ending",
+        ),
+        pytest.param(
+            _case("c", _ok("stop", _text("lo")), blocks=(_text("Hello"),)),
+            ["lost: part of the text, 'lo' of 'Hello'"],
+            id="part of the text",
+        ),
+        pytest.param(
+            _case("c", _ok("stop", _text("Hello again")), blocks=(_text("Hello"),)),
+            ["invented: text 'Hello again' for 'Hello'"],
+            id="text read after [DONE]",
+        ),
+        pytest.param(
+            _case(
+                "c",
+                _ok("tool-calls", CALL | {"id": "call_1call_1"}),
+                finish="tool-calls",
+                blocks=(CALL,),
+            ),
+            ["corrupted: call 0 id 'call_1call_1' for 'call_1'"],
+            id="a concatenated id",
+        ),
+        pytest.param(
+            _case(
+                "c", _ok("tool-calls", CALL), finish="tool-calls", blocks=(CALL, CALL | {"id": "b"})
+            ),
+            ["lost: call 'b'/'get_weather' '{\"a\": 1}'"],
+            id="a dropped parallel call",
+        ),
+        pytest.param(
+            _case(
+                "c",
+                _ok("stop", input_tokens=80, output_tokens=9),
+                usage=USAGE | {"cache_read_tokens": 0},
+            ),
+            ["corrupted: usage input_tokens 80 for 40"],
+            id="usage added up",
+        ),
+        pytest.param(
+            _case("c", _ok("stop", input_tokens=1320, output_tokens=9), usage=USAGE),
+            ["lost: usage cache_read_tokens 1280"],
+            id="the wire's input figure without its cached tokens",
+        ),
+        pytest.param(
+            _case("c", _ok("stop", _text("AB")), finish="error", code="MALFORMED_RESPONSE"),
+            [
+                "a failed stream reported as a success: text 'AB'; stop, where the stream failed "
+                "MALFORMED_RESPONSE"
+            ],
+            id="a failure reported as a success",
+        ),
+        pytest.param(
+            _case(
+                "c",
+                [{"type": "block-end", "block": _text("Hel")}],
+                finish="error",
+                code="STREAM_CLOSED",
+            ),
+            [
+                "a failed stream handed back without an error: text 'Hel'; no finish, where it "
+                "failed STREAM_CLOSED"
+            ],
+            id="a truncated stream handed back without an error",
+        ),
+        pytest.param(
+            _case(
+                "c", _raised("InternalServerError: x", "SERVER"), finish="error", code="TRANSPORT"
+            ),
+            [
+                "failure misreported: raised InternalServerError (SERVER), where the stream failed "
+                "TRANSPORT"
+            ],
+            id="a reset reported as a server error",
+        ),
+    ],
+)
+def test_damage_names_what_the_caller_lost(case: CaseResult, expected: list[str]) -> None:
+    assert damage(case) == expected
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            _case(
+                "c",
+                _ok("tool-calls", CALL | {"arguments": '{ "a":1 }'}),
+                finish="tool-calls",
+                blocks=(CALL,),
+            ),
+            id="arguments equal as JSON",
+        ),
+        pytest.param(
+            _case("c", _ok("tool-calls", CALL), blocks=(CALL,)),
+            id="tool-calls where the last finish was stop",
+        ),
+        pytest.param(
+            _case(
+                "c",
+                _ok("stop", input_tokens=1320, output_tokens=9, cache_read_tokens=1280),
+                usage=USAGE,
+            ),
+            id="the wire's own input figure",
+        ),
+        pytest.param(
+            _case(
+                "c",
+                _ok("tool-calls", CALL | {"id": ""}),
+                finish="error",
+                code="MALFORMED_TOOL_CALL",
+                blocks=(CALL | {"id": ""},),
+            ),
+            id="an unidentified call handed back as sent",
+        ),
+        pytest.param(
+            _case("c", [], finish="error", code="EMPTY_RESPONSE", features=("finish-absent",)),
+            id="nothing handed back for nothing sent",
+        ),
+        pytest.param(
+            _case("c", _raised("x", "EMPTY_RESPONSE"), finish="error", code="EMPTY_RESPONSE"),
+            id="an empty completion refused",
+        ),
+        pytest.param(
+            _case("c", _raised("x", "TRANSPORT"), finish="error", code="TRANSPORT"),
+            id="the failure the stream had",
+        ),
+    ],
+)
+def test_damage_is_none_within_the_interop_latitude(case: CaseResult) -> None:
+    assert damage(case) == []
+
+
+def test_an_empty_completion_that_loses_the_wire_finish_loses_something() -> None:
+    case = _case("c", [], finish="error", code="EMPTY_RESPONSE")  # the wire had a finish
+    assert damage(case) == ["lost: the finish the stream sent"]
+
+
+def test_meaning_lost_is_one_row_per_case_and_says_when_no_loss_is_shown() -> None:
+    doubled = _ok("tool-calls", CALL | {"name": "get_weatherget_weather"})
+    unidentified = CALL | {"id": ""}
+    interop = [
+        _case("doubled", doubled, finish="tool-calls", blocks=(CALL,), failed=("T2", "C5")),
+        _case(
+            "as-sent",
+            _ok("tool-calls", unidentified),
+            finish="error",
+            code="MALFORMED_TOOL_CALL",
+            blocks=(unidentified,),
+            failed=("T6",),
+        ),
+        _case("fine", _ok("stop"), failed=()),
+    ]
+    rows = meaning_lost(_column([], interop))
+    assert [(row.case, row.invariants) for row in rows] == [
+        ("doubled", ("T2", "C5")),
+        ("as-sent", ("T6",)),
+    ]
+    assert rows[0].cause == "corrupted: call 0 name 'get_weatherget_weather' for 'get_weather'"
+    assert rows[1].damage == ()
+    assert rows[1].cause.startswith("no loss shown: the caller got call ''/'get_weather'")
+
+
+def test_contract_gaps_are_the_failures_only_the_harness_contract_has() -> None:
+    harness = [
+        _case("empty", _ok("stop"), failed=("E1",)),
+        _case("empty-2", _ok("stop"), failed=("E1",)),
+        _case("both", _ok("stop"), failed=("S5", "G1")),
+    ]
+    interop = [
+        _case("empty", _ok("stop"), failed=()),
+        _case("empty-2", _ok("stop"), failed=()),
+        _case("both", _ok("stop"), failed=("G1",)),
+    ]
+    gaps = contract_gaps(_column(harness, interop))
+    assert [(id, count, first) for id, count, first, _ in gaps] == [
+        ("E1", 2, "empty"),
+        ("S5", 1, "both"),
+    ]
