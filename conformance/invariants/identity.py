@@ -114,6 +114,9 @@ def _refused(
     "No block-end of a tool call carries an empty id or name.",
     source=NOTE + " (the durable boundary: such a call makes a session unloadable)",
     reads=(),
+    # The harness's boundary: where the wire sent the identity, losing it is T1/T4's; a
+    # call the wire never identified, handed back as it came, loses nothing.
+    interop="INFO",
 )
 def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
     ends = [

@@ -81,9 +81,11 @@ def test_assembled_message_becomes_blocks_usage_and_finish() -> None:
     assert events[-1] == Finish(reason="tool-calls")
 
 
-def test_finish_mapping_never_invents_a_finish() -> None:
-    assert finish_event(None) is None
-    assert finish_event("") is None
+def test_a_normal_return_without_a_finish_reason_is_a_stop() -> None:
+    """The library claimed a complete answer: S5 or E1 then judge whether it was one,
+    instead of G1 failing a finish the shim left out."""
+    assert finish_event(None) == Finish(reason="stop")
+    assert finish_event("") == Finish(reason="stop")
     assert finish_event("length") == Finish(reason="max-tokens")
     assert finish_event("tool_callsstop") == Finish(reason="error", code="TOOL_CALLSSTOP")
     assert usage_event(None, 3, None, None) is None
@@ -93,3 +95,15 @@ def test_shim_registry_names_importable_targets_without_importing_them() -> None
     for name, shim in SHIMS.items():
         assert shim.target.startswith("conformance.adapters.thirdparty.")
         assert name.startswith(shim.extra.split("-")[0])
+
+
+def test_a_library_refusing_an_empty_stream_refuses_it_as_e1_does() -> None:
+    assert error_code(ValueError("No generation chunks were returned")) == "EMPTY_RESPONSE"
+
+    class ModelConnectionError(Exception):
+        pass
+
+    class ModelTimeoutError(ModelConnectionError):
+        pass
+
+    assert error_code(ModelTimeoutError("read timed out")) == "TIMEOUT"

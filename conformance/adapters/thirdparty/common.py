@@ -2,8 +2,9 @@
 
 A shim drives its library to the end of the stream and hands back an :class:`Assembled`:
 the text, reasoning, tool calls, usage and raw finish reason *as the library reported
-them*. Nothing is repaired here (real-adapters.md §6): an empty id stays empty, a missing
-finish stays missing, and only usage the provider actually sent is reported. A library
+them*. Nothing is repaired here (real-adapters.md §6): an empty id stays empty, a library
+that returned without a finish reason finishes `stop` (it claimed a complete answer), and
+only usage the provider actually sent is reported. A library
 exception becomes one ``thrown`` event with the code of :mod:`.errors`.
 """
 
@@ -80,15 +81,14 @@ class Assembled:
             yield BlockEnd(index=index, block=block)
         if self.usage is not None:
             yield self.usage
-        finish = finish_event(self.finish_reason)
-        if finish is not None:
-            yield finish
+        yield finish_event(self.finish_reason)
 
 
-def finish_event(reason: str | None) -> Finish | None:
-    """The protocol finish for a wire finish reason; none observed → no finish at all."""
+def finish_event(reason: str | None) -> Finish:
+    """The protocol finish for a wire finish reason. A library that returned normally
+    without one claimed a complete answer: `stop`, as C5 reads a stream with no reason."""
     if not reason:
-        return None
+        return Finish(reason="stop")
     mapped = _FINISH.get(reason)
     if mapped is not None:
         return Finish(reason=mapped)

@@ -8,12 +8,21 @@ the oracle classifies it. Anything unknown gets no code: ``thrown`` is non-stric
 
 from __future__ import annotations
 
-from ...codes import MALFORMED_RESPONSE, RATE_LIMIT, SERVER, STREAM_CLOSED, TIMEOUT, TRANSPORT
+from ...codes import (
+    EMPTY_RESPONSE,
+    MALFORMED_RESPONSE,
+    RATE_LIMIT,
+    SERVER,
+    STREAM_CLOSED,
+    TIMEOUT,
+    TRANSPORT,
+)
 from ...oracle import classify_status
 
 # Most specific first: a name found earlier in an exception's MRO wins.
 _BY_NAME = {
     "APITimeoutError": TIMEOUT,
+    "ModelTimeoutError": TIMEOUT,  # pydantic-ai: a ModelConnectionError, but a timeout
     "TimeoutException": TIMEOUT,
     "Timeout": TIMEOUT,
     "ReadTimeout": TIMEOUT,
@@ -32,6 +41,8 @@ _BY_NAME = {
 # Wrappers whose own status says nothing (litellm's is always 503): read what they wrap.
 _WRAPPERS = {"MidStreamFallbackError"}
 _END_WITHOUT_FINISH = "Stream ended before a finish_reason"  # litellm MidStreamFallbackError
+# A library's own refusal of a stream with nothing in it (langchain, pydantic-ai): E1's.
+_EMPTY = ("No generation chunks were returned", "ended without content or tool calls")
 _UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON error
 _MAX_DEPTH = 5
 
@@ -60,6 +71,8 @@ def _own_code(error: BaseException) -> str | None:
     message = str(error)
     if _END_WITHOUT_FINISH in message:
         return STREAM_CLOSED
+    if any(words in message for words in _EMPTY):
+        return EMPTY_RESPONSE
     if _UNDECODABLE in message:
         return MALFORMED_RESPONSE
     names = [cls.__name__ for cls in type(error).__mro__]
