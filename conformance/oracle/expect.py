@@ -69,17 +69,24 @@ def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
         ending = plan.ending
         if ending == "disconnect" and response.framing.transfer == "close":
             ending = "close"  # closing the connection is how such a body ends
-        finished = _finished_reading(reading, number) if ending == "close" else None
+        flushed = sse_payloads(plan.body, flush=True)[len(payloads) :]
+        finished = _finished_reading(reading, flushed, number) if ending == "close" else None
         reading.fail(*_UNFINISHED[ending])
         return dataclasses.replace(reading.result(number), finished_reading=finished)
     return reading.result(number)
 
 
-def _finished_reading(reading: _Reading, number: int) -> ExpectedAttempt | None:
-    """The attempt as if [DONE] had followed, where the wire's finish had already come."""
-    if reading.finish_reason is None:
-        return None
+def _finished_reading(
+    reading: _Reading, unterminated: list[str], number: int
+) -> ExpectedAttempt | None:
+    """The attempt as if [DONE] had followed, where the wire's finish had come, counting an
+    event the body left unterminated (parsers that flush at the end read it)."""
     finished = copy.deepcopy(reading)
+    for payload in unterminated:
+        if payload != "[DONE]":
+            finished.read_payload(payload)
+    if finished.finish_reason is None or finished.failure is not None:
+        return None
     finished.done = True
     return finished.result(number)
 

@@ -33,14 +33,17 @@ from .outcome import ExpectedAttempt
 _FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
 
-def sse_payloads(body: bytes) -> list[str]:
+def sse_payloads(body: bytes, *, flush: bool = False) -> list[str]:
     """Data payloads of the complete events in a whole body (WHATWG event stream).
 
-    An event still unterminated at the end of the body is not dispatched.
+    An event still unterminated at the end of the body is not dispatched; with ``flush`` it
+    is, as parsers that flush at the end of the body do.
     """
     text = body.decode("utf-8", errors="replace").removeprefix("\ufeff")
     lines = re.split(r"\r\n|\r|\n", text)
-    lines.pop()  # the text after the last line break is an unterminated line
+    tail = lines.pop()  # the text after the last line break is an unterminated line
+    if flush:
+        lines += [tail, ""]
     payloads: list[str] = []
     data: list[str] = []
     for line in lines:

@@ -329,7 +329,9 @@ def test_every_invariant_declares_a_level_per_contract() -> None:
     assert CATALOGUE["T1"].level_in("interop") == "MUST"
 
 
-@pytest.mark.parametrize("fixture", ["no-done-clean-close", "done-without-blank-line"])
+@pytest.mark.parametrize(
+    "fixture", ["no-done-clean-close", "done-without-blank-line", "last-event-unterminated"]
+)
 def test_a_finished_stream_without_done_is_a_harness_gap_only(fixture: str) -> None:
     case = conforming(fixture)
     finished = case.expected.final.finished_reading

@@ -13,7 +13,7 @@ EXPECTED = {
         '\'{"city": "Paris"}\'; tool-calls'
     ),
     "retry-field-only-event": "raised ModelAPIError (MALFORMED_RESPONSE)",
-    "truncated-no-finish-no-done": "text 'Hel'; no finish",
+    "truncated-no-finish-no-done": "text 'Hel'; stop",  # returned normally: S5's loss
     "http-429-forever": "raised ModelRateLimitError (RATE_LIMIT)",
     "reset-mid-stream-then-ok": "raised ModelConnectionError (TRANSPORT)",
     "deepseek-reasoning-content": "reasoning 'Let me think.'; text 'Answer'; stop",
