@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from ..events import ReasoningBlock, TextBlock
+from ..events import ReasoningBlock, TextBlock, arguments_match
 from ..oracle import ExpectedAttempt
 from ..quirks import Aspect
 from .common import Compare, judge_attempts
 from .evidence import (
     Evidence,
     ObservedAttempt,
-    arguments_match,
     texts,
     tool_calls,
     usage_difference,

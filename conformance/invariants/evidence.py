@@ -3,7 +3,6 @@ assembled outcome of each attempt, the provider's request log and the oracle's v
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from ..events import (
     ToolCallBlock,
     ToolCallDelta,
     Usage,
+    arguments_match,
 )
 from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
 from ..quirks import ASPECT_TITLES, Aspect, contested_aspects
@@ -321,16 +321,6 @@ def _call_difference(
     return Difference(
         aspect, f"tool call {position} {part} {_short(seen)}, expected {_short(wanted)}"
     )
-
-
-def arguments_match(seen: str, wanted: str) -> bool:
-    """Equal as written, or both valid JSON with the same value."""
-    if seen == wanted:
-        return True
-    try:
-        return bool(json.loads(seen) == json.loads(wanted))
-    except ValueError:
-        return False
 
 
 def _calls(calls: list[ToolCallBlock]) -> str:

@@ -15,9 +15,10 @@ from ..events import (
     ToolCallBlock,
     ToolCallDelta,
     Usage,
+    arguments_match,
     explicit_null_fields,
 )
-from .evidence import Evidence, ObservedAttempt, arguments_match
+from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, held, invariant
 
 GRAMMAR = "harness: StreamChunk grammar (llm/src/invariant.ts), ADAPTER-PROTOCOL events"

@@ -13,12 +13,12 @@ what was observed this time. ``conformance matrix`` writes the Markdown to
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL, is_canonical
+from ..events import arguments_match
 from ..results import CaseResult, RunResult
 from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict
 
@@ -270,7 +270,7 @@ def _call_differences(got: list[dict[str, Any]], sent: list[dict[str, Any]]) -> 
                     f"corrupted: call {index} {field_name} {_clip(call[field_name])} "
                     f"for {_clip(wanted[field_name])}"
                 )
-        if not _same_arguments(call["arguments"], wanted["arguments"]):
+        if not arguments_match(call["arguments"], wanted["arguments"]):
             found.append(
                 f"corrupted: call {index} arguments {_clip(call['arguments'])} "
                 f"for {_clip(wanted['arguments'])}"
@@ -280,17 +280,7 @@ def _call_differences(got: list[dict[str, Any]], sent: list[dict[str, Any]]) -> 
 
 def _same_call(got: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
     same_identity = (got["id"], got["name"]) == (sent["id"], sent["name"])
-    return same_identity and _same_arguments(got["arguments"], sent["arguments"])
-
-
-def _same_arguments(got: str, sent: str) -> bool:
-    """Equal as written, or both valid JSON with the same value (the interop reading)."""
-    if got == sent:
-        return True
-    try:
-        return bool(json.loads(got) == json.loads(sent))
-    except ValueError:
-        return False
+    return same_identity and arguments_match(got["arguments"], sent["arguments"])
 
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
