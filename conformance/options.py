@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,9 +69,16 @@ def case_policy(policy: RetryPolicy, scenario: Scenario) -> RetryPolicy:
 
 
 def bundled_fixtures() -> Path:
-    """The repository's fixture corpus (next to the package in a checkout or an editable
-    install; a wheel does not carry it, so pass --fixtures there)."""
-    return Path(__file__).resolve().parents[1] / "fixtures"
+    """The fixture corpus shipped as package data, ``conformance/fixtures``: the same folder
+    from a checkout, an editable install or an installed wheel.
+
+    Raises ConformanceError when the package is imported from an archive (a zipapp), where
+    the corpus is no folder to read; pass --fixtures there.
+    """
+    corpus = resources.files("conformance") / "fixtures"
+    if not isinstance(corpus, Path):
+        raise ConformanceError(f"the bundled corpus is not a folder ({corpus}); pass --fixtures")
+    return corpus
 
 
 def default_request() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from conformance.gateway.runner import GatewayOptions, run_gateway
 from conformance.gateway.verdicts import hazard_verdicts
 from conformance.invariants.evidence import ObservedAttempt
 from conformance.lint import lint
+from conformance.options import bundled_fixtures
 from conformance.oracle import ExpectedAttempt
 from conformance.results import RunResult
 from fakeprovider.fixtures import load_fixture
@@ -66,7 +67,7 @@ def example_gateway(upstream_port: int, mode: str) -> Iterator[str]:
 
 
 def _run(mode: str, *case_ids: str) -> RunResult:
-    scenarios = [load_fixture(REPO / "fixtures" / "starter" / f"{id_}.yaml") for id_ in case_ids]
+    scenarios = [load_fixture(bundled_fixtures() / "starter" / f"{id_}.yaml") for id_ in case_ids]
     port = _free_port()
     with example_gateway(port, mode) as url:
         options = GatewayOptions(url, upstream_port=port, idle_timeout_s=1.0, timeout_s=10.0)
@@ -148,7 +149,7 @@ def test_the_gateway_command_writes_reports_and_fails_on_a_meaning_change(
     tmp_path: Path,
 ) -> None:
     port = _free_port()
-    fixture = REPO / "fixtures" / "starter" / "reset-mid-stream.yaml"
+    fixture = bundled_fixtures() / "starter" / "reset-mid-stream.yaml"
     with example_gateway(port, "faulty") as url:
         arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(port)]
         arguments += ["--fixtures", str(fixture), "--idle-timeout", "1", "--report", str(tmp_path)]
@@ -161,7 +162,7 @@ def test_the_gateway_command_writes_reports_and_fails_on_a_meaning_change(
 
 
 def test_an_unreachable_gateway_is_a_crashed_case() -> None:
-    scenario = load_fixture(REPO / "fixtures" / "starter" / "utf8-byte-split.yaml")
+    scenario = load_fixture(bundled_fixtures() / "starter" / "utf8-byte-split.yaml")
     options = GatewayOptions(
         f"http://127.0.0.1:{_free_port()}/v1", upstream_port=_free_port(), idle_timeout_s=1.0
     )

@@ -11,10 +11,11 @@ from click.testing import CliRunner
 from conformance.cli import main
 from conformance.lint import RULES, LintResult, attempt_wire, lint
 from conformance.lint.scan import scan
+from conformance.options import bundled_fixtures
 from fakeprovider.build import ScenarioBuilder, StreamBuilder, stream
 from fakeprovider.fixtures import load_fixture
 
-STARTER = Path(__file__).resolve().parents[2] / "fixtures" / "starter"
+STARTER = bundled_fixtures() / "starter"
 
 
 def _lint(builder: StreamBuilder, **context: bool) -> LintResult:

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conformance.adapters.base import load_python_adapter
 from conformance.adapters.mutants import MUTANTS
 from conformance.cli import main
-from conformance.options import RunOptions
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import (
     FINDINGS,
     Column,
@@ -34,7 +34,6 @@ from conformance.run.runner import run_judged
 from conformance.verdicts import CONTRACTS, Contract
 from fakeprovider.fixtures import load_fixtures
 
-REPO = Path(__file__).resolve().parents[2]
 CASES = ("tool-name-repeated", "empty-stop-no-usage", "retry-field-only-event")
 RETRY_CASES = ("http-429-forever", "reset-mid-stream-then-ok")
 OPTIONS = RunOptions(transport="in-process")
@@ -43,7 +42,7 @@ SAVED = {"openai": "identity_concatenated", "litellm-hosted-vllm": "empty_stop_s
 
 
 def _judged(mutant: str, case_ids: tuple[str, ...]) -> dict[Contract, RunResult]:
-    corpus = {s.id: s for s in load_fixtures([REPO / "fixtures"])}
+    corpus = {s.id: s for s in load_fixtures([bundled_fixtures()])}
 
     async def run() -> dict[Contract, RunResult]:
         session = load_python_adapter(MUTANTS[mutant].target, OPTIONS)
@@ -130,7 +129,7 @@ def test_findings_compare_per_column(saved: Path) -> None:
 
 
 def test_every_finding_names_a_fixture_of_the_corpus() -> None:
-    ids = {s.id for s in load_fixtures([REPO / "fixtures"])}
+    ids = {s.id for s in load_fixtures([bundled_fixtures()])}
     assert {finding.case for finding in FINDINGS} <= ids
 
 

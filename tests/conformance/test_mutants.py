@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -18,13 +17,12 @@ from conformance.adapters.reference.sse import SSEDecoder
 from conformance.cli.console import render_kill_table
 from conformance.invariants import CATALOGUE
 from conformance.invariants.judging import CATCH_ALL
-from conformance.options import RunOptions
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
 from conformance.run.kill_table import Breach, KillRow, run_mutants, run_reference
 from fakeprovider.fixtures import load_fixtures
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = load_fixtures([REPO / "fixtures"])
+FIXTURES = load_fixtures([bundled_fixtures()])
 # In process, and a short case deadline: no_idle_timeout waits for it on the stall fixture.
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0)
 

@@ -6,13 +6,13 @@ differ, one of them is wrong.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from conformance import codes
 from conformance.events import RetryPolicy, ToolCallBlock
+from conformance.options import bundled_fixtures
 from conformance.oracle import (
     SUCCESS_REASONS,
     classify_status,
@@ -27,9 +27,8 @@ from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import CANONICAL_CODES, ExpectedFinish, Scenario
 
-REPO = Path(__file__).resolve().parents[2]
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
-FIXTURES = [s for s in load_fixtures([REPO / "fixtures"]) if s.expect is not None]
+FIXTURES = [s for s in load_fixtures([bundled_fixtures()]) if s.expect is not None]
 
 
 @pytest.mark.parametrize("scenario", FIXTURES, ids=[s.id for s in FIXTURES])

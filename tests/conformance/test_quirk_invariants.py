@@ -24,14 +24,12 @@ from conformance.events import (
     ToolCallBlock,
     ToolCallDelta,
 )
-from conformance.options import RunOptions
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.quirks import INFO_TAG
 from conformance.results import RunResult
 from conformance.run.runner import run_suite
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.scenario import Scenario
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 class FixedCall:
@@ -108,7 +106,7 @@ def test_grammar_is_judged_whatever_the_reading() -> None:
 def test_reference_adapter_keeps_q1_on_the_quirk_corpus() -> None:
     from fakeprovider.fixtures import load_fixtures
 
-    scenarios = load_fixtures([REPO / "fixtures" / "quirks"])
+    scenarios = load_fixtures([bundled_fixtures() / "quirks"])
     session = PythonAdapterSession(ReferenceAdapter())
     result: RunResult = asyncio.run(
         run_suite(session, scenarios, RunOptions(transport="in-process"))

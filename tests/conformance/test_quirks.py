@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from conformance.events import RetryPolicy
+from conformance.options import bundled_fixtures
 from conformance.oracle import ExpectedAttempt, expected_outcome
 from conformance.quirks import (
     ASPECTS,
@@ -23,7 +22,6 @@ from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.wire import encode_stream
 
-REPO = Path(__file__).resolve().parents[2]
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
 
 
@@ -152,7 +150,7 @@ def test_interleaving_opens_every_call_first() -> None:
     assert indexes == [0, 1, 0, 1, 0]
 
 
-QUIRK_FIXTURES = load_fixtures([REPO / "fixtures" / "quirks"])
+QUIRK_FIXTURES = load_fixtures([bundled_fixtures() / "quirks"])
 
 
 @pytest.mark.parametrize("scenario", QUIRK_FIXTURES, ids=[s.id for s in QUIRK_FIXTURES])

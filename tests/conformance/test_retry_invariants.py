@@ -8,7 +8,6 @@ import base64
 import email.utils
 import json
 from collections.abc import AsyncGenerator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -33,7 +32,7 @@ from conformance.events import (
 )
 from conformance.invariants import CATALOGUE
 from conformance.invariants.evidence import Evidence
-from conformance.options import DEFAULT_POLICY, RunOptions, case_policy
+from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, case_policy
 from conformance.oracle import expected_outcome, retry_decision, wait_bounds
 from conformance.results import RunResult
 from conformance.run.runner import run_suite
@@ -44,7 +43,6 @@ from fakeprovider.registry import HowEnded, RequestRecord
 from fakeprovider.scenario import ErrorAttempt, ErrorResponse, Scenario
 from fakeprovider.wire import error_headers, retry_after_date
 
-REPO = Path(__file__).resolve().parents[2]
 EVERY = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
 BODY = b'{"model":"fake-model","stream":true}'
 R_IDS = [f"R{n}" for n in range(1, 10)]
@@ -323,7 +321,7 @@ class NoRetryLayer:
 
 def test_an_adapter_without_a_retry_layer_gets_na_on_the_retry_corpus() -> None:
     # Without the stall case: with retries off its one idle timeout adds nothing to prove.
-    fixtures = [s for s in load_fixtures([REPO / "fixtures/retry"]) if "stall" not in s.id]
+    fixtures = [s for s in load_fixtures([bundled_fixtures() / "retry"]) if "stall" not in s.id]
     options = RunOptions(transport="in-process")
     result = asyncio.run(run_suite(PythonAdapterSession(NoRetryLayer()), fixtures, options))
     r_verdicts = [
@@ -386,7 +384,8 @@ def test_a_case_policy_merges_over_the_run_policy_or_names_the_scenario() -> Non
 
 
 def test_results_carry_retries_optionally_and_the_summary_shows_them() -> None:
-    fixtures = [s for s in load_fixtures([REPO / "fixtures/retry"]) if s.id.startswith("retry-5")]
+    retry = load_fixtures([bundled_fixtures() / "retry"])
+    fixtures = [s for s in retry if s.id.startswith("retry-5")]
     options = RunOptions(transport="in-process")
     result = asyncio.run(run_suite(PythonAdapterSession(ReferenceAdapter()), fixtures, options))
     retry = result.cases[0].retry

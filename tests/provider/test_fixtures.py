@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.options import bundled_fixtures
 from fakeprovider.fixtures import MAX_FIXTURE_BYTES, FixtureError, load_fixture, load_fixtures
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -24,7 +23,7 @@ def problems_of(path: Path) -> list[str]:
 
 
 def test_bundled_fixtures_all_load() -> None:
-    scenarios = load_fixtures([REPO / "fixtures"])
+    scenarios = load_fixtures([bundled_fixtures()])
     assert len(scenarios) >= 15
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conformance.options import bundled_fixtures
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (
@@ -40,7 +41,7 @@ from fakeprovider.server import ServerThread
 from fakeprovider.wire import WirePlan, encode_stream
 
 pytestmark = pytest.mark.timeout(60)
-STARTER = Path(__file__).resolve().parents[2] / "fixtures" / "starter"
+STARTER = bundled_fixtures() / "starter"
 SECRET = "sk-live-do-not-save-me"
 
 

@@ -8,7 +8,6 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from raw_http import dechunk, post_bytes, split_response
 
+from conformance.options import bundled_fixtures
 from fakeprovider import build
 from fakeprovider.cli import main as cli_main
 from fakeprovider.fixtures import load_fixture
@@ -25,7 +25,6 @@ from fakeprovider.server import ServerThread
 from fakeprovider.wire import encode_stream
 
 pytestmark = pytest.mark.timeout(30)
-REPO = Path(__file__).resolve().parents[2]
 
 TEXT_STEPS: list[Any] = [
     {"chunk": {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hé"}}]}},
@@ -590,7 +589,7 @@ def test_disconnect_mid_chunked_body_over_loopback() -> None:
 
 
 def test_the_socket_carries_exactly_what_fakeprovider_show_prints(server: ServerThread) -> None:
-    fixture = REPO / "fixtures" / "starter" / "utf8-byte-split.yaml"
+    fixture = bundled_fixtures() / "starter" / "utf8-byte-split.yaml"
     shown = CliRunner().invoke(cli_main, ["show", str(fixture), "--attempt", "1", "--raw"])
     assert shown.exit_code == 0
     scenario = load_fixture(fixture)

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from importlib import metadata
-from pathlib import Path
 
 from conformance.adapters.base import load_python_adapter
 from conformance.adapters.thirdparty import SHIMS
-from conformance.options import RunOptions
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import outcome
 from conformance.results import CaseResult
 from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = {s.id: s for s in load_fixtures([REPO / "fixtures"])}
+CORPUS = {s.id: s for s in load_fixtures([bundled_fixtures()])}
 
 
 def run_cases(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import report_builders as build
 import yaml
 
+from conformance.options import bundled_fixtures
 from conformance.report.transcript import (
     ReplayError,
     case_scenario,
@@ -22,7 +21,7 @@ from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
 FIXTURES = [
-    *load_fixtures([Path(__file__).resolve().parents[3] / "fixtures"]),
+    *load_fixtures([bundled_fixtures()]),
     build.hostile_scenario(),
 ]
 
