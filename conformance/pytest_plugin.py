@@ -312,11 +312,6 @@ async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
         return await open_session(settings.adapter, settings.adapter_cmd, options)
     except AdapterLoadError as error:
         raise SuiteUnavailableError(str(error)) from None
-    except Exception as error:  # the adapter's factory raised
-        raise SuiteUnavailableError(
-            f"adapter {settings.adapter_label} could not be started: "
-            f"{type(error).__name__}: {error}"
-        ) from error
 
 
 def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -68,15 +70,22 @@ class AdapterLoadError(ConformanceError):
 
 
 def load_python_adapter(target: str, options: object) -> PythonAdapterSession:
-    """Import ``module:factory`` and call the factory with the run options."""
+    """Import ``module:factory`` and call the factory with the run options.
+
+    The current directory comes first on the import path, as with ``python -m``, so a
+    project's own ``my_adapter.py`` loads from wherever the suite is started. Whatever the
+    import or the factory raises becomes an AdapterLoadError.
+    """
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise AdapterLoadError(f"--adapter takes module:factory, got {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
-        raise AdapterLoadError(f"cannot load {target}: {error}") from error
-    adapter = factory(options)
+        adapter = factory(options)
+    except Exception as error:  # a missing module, a broken one, a factory that raised
+        raise AdapterLoadError(f"cannot load {target}: {type(error).__name__}: {error}") from error
     if not isinstance(adapter, PythonAdapter) or not isinstance(adapter.hello, Hello):
         raise AdapterLoadError(f"{target} must return an object with `hello` (Hello) and `run`")
     return PythonAdapterSession(adapter)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Literal
@@ -163,8 +162,6 @@ async def _run(
 async def _open_session(
     target: str | None, command: str | None, options: RunOptions
 ) -> AdapterSession:
-    if target and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # a project-local adapter module, as pytest finds it
     try:
         return await open_session(target, command, options)
     except AdapterLoadError as error:

@@ -408,6 +408,26 @@ def test_items_do_not_depend_on_their_order(
     }
 
 
+def test_an_adapter_module_in_the_current_directory_loads(
+    pytester: pytest.Pytester, corpus: Path
+) -> None:
+    """No syspathinsert: the loader puts the current directory on the path, as python -m."""
+    pytester.makepyfile(
+        local_adapter="""
+        from conformance.adapters.reference import ReferenceAdapter
+
+        def factory(options):
+            return ReferenceAdapter()
+        """
+    )
+    result, reports = run(
+        pytester, "--conformance-adapter=local_adapter:factory", f"--conformance-fixtures={corpus}"
+    )
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert reports and all(outcome(report) == "passed" for report in reports.values())
+
+
 def test_unusable_adapter_is_a_usage_error(pytester: pytest.Pytester, corpus: Path) -> None:
     result, _ = run(
         pytester, "--conformance-adapter=no.such.module:factory", f"--conformance-fixtures={corpus}"
