@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from . import catalogue, gateway, generate, matrix, mutants, report, run, validate
+from .options import document_exit_codes
 
 
 @click.group()
@@ -32,3 +33,4 @@ for _command in (
     catalogue.list_invariants,
 ):
     main.add_command(_command)
+document_exit_codes(main)

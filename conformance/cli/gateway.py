@@ -20,6 +20,9 @@ from ..lint import RULES, Wire, attempt_wire
 from ..results import RunResult
 from .console import print_attention, print_totals
 from .options import (
+    ExitCode,
+    SetupError,
+    exit_judged,
     fixtures_option,
     json_option,
     report_option,
@@ -92,10 +95,10 @@ def gateway(
     try:
         result = asyncio.run(run_gateway(scenarios, options))
     except OSError as error:
-        raise click.ClickException(f"cannot start the fake upstream: {error}") from None
+        raise SetupError(f"cannot start the fake upstream: {error}") from None
     print_gateway_summary(console, result)
     write_outputs(console, result, json_path, report_dir)
-    sys.exit(1 if result.failed else 0)
+    exit_judged(result.failed)
 
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:
@@ -148,7 +151,7 @@ def lint(files: tuple[Path, ...], include_usage: bool) -> None:
                     f"{', '.join(rule.quirks)})"
                 )
     click.echo(f"{findings} finding(s) in {len(files)} file(s)", err=True)
-    sys.exit(1 if findings else 0)
+    exit_judged(findings > 0)
 
 
 def _wires(path: Path) -> list[tuple[str, Wire]]:
@@ -166,4 +169,4 @@ def _wires(path: Path) -> list[tuple[str, Wire]]:
             click.echo(str(problem), err=True)
     except (OSError, EncodeError) as error:
         click.echo(f"{path}: {error}", err=True)
-    sys.exit(2)
+    sys.exit(ExitCode.USAGE_ERROR)

@@ -9,7 +9,6 @@ each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such 
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
@@ -22,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fakeprovider.fixtures import FixtureError, fixture_yaml, load_fixtures
+from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError
@@ -34,7 +33,13 @@ from ..run.properties import FamilyRun, PropertyFailureError, check_family, fami
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract
 from .console import VERDICT_STYLE, transient_progress
-from .options import contract_option, strict_option
+from .options import (
+    SetupError,
+    contract_option,
+    exit_judged,
+    fixtures_or_exit,
+    strict_option,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,8 +90,10 @@ def _open_runner(
     runner = CaseRunner(target, command, options, transport=_TRANSPORTS[transport])
     try:
         return stack.enter_context(runner)
-    except (AdapterLoadError, ValueError) as error:
-        raise click.ClickException(str(error)) from None
+    except AdapterLoadError as error:
+        raise SetupError(str(error)) from None
+    except ValueError as error:  # --transport in-process for an adapter that cannot
+        raise click.UsageError(str(error)) from None
 
 
 @click.command()
@@ -160,7 +167,7 @@ def fuzz(
                 _line(console, escape(f"  saved: {path}"))
                 _line(console, escape(f"  replay: conformance replay {path} {runner.invocation}"))
     console.print(_summary(runs))
-    sys.exit(0 if all(run.passed for run in runs) else 1)
+    exit_judged(not all(run.passed for run in runs))
 
 
 class _FamilyProgress:
@@ -264,12 +271,7 @@ def replay(
 
     The cases run with the options generated cases run with. Exits 1 on a failing verdict.
     """
-    try:
-        scenarios = load_fixtures(fixture_paths)
-    except FixtureError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(2)
+    scenarios = fixtures_or_exit(fixture_paths)
     console = Console()
     failed = False
     with ExitStack() as stack:
@@ -278,7 +280,7 @@ def replay(
             result = runner.run(scenario)
             _print_verdicts(console, result, contract)
             failed = failed or result.worst == "fail"
-    sys.exit(1 if failed else 0)
+    exit_judged(failed)
 
 
 def _print_verdicts(console: Console, result: CaseResult, contract: Contract) -> None:

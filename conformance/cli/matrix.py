@@ -43,7 +43,7 @@ from ..report.compatibility import (
 from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
-from .options import fixtures_option, selected_scenarios
+from .options import InputError, SetupError, fixtures_option, read_results, selected_scenarios
 
 DEFAULT_OUT = Path("reports/matrix")
 DEFAULT_SUMMARY = Path("reports/compatibility.md")
@@ -71,7 +71,7 @@ def matrix(
         return
     installed = [shim for shim in SHIMS.values() if shim.installed]
     if not installed:
-        raise click.ClickException(
+        raise SetupError(
             "no shim's library is installed here; run `tox -m matrix`, or install an "
             f"extra ({', '.join(sorted({s.extra for s in SHIMS.values()}))})"
         )
@@ -89,9 +89,7 @@ def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
     """Run one shim: its corpus column and its native retry profile."""
     shim = SHIMS[name]
     if not shim.installed:
-        raise click.ClickException(
-            f"{shim.library} is not installed (pip install '.[{shim.extra}]')"
-        )
+        raise SetupError(f"{shim.library} is not installed (pip install '.[{shim.extra}]')")
     _run_column(shim, selected_scenarios(fixture_paths, None), out_dir)
 
 
@@ -138,7 +136,7 @@ async def _run(
     try:
         session = load_python_adapter(shim.target, options)
     except AdapterLoadError as error:
-        raise click.ClickException(str(error)) from None
+        raise SetupError(str(error)) from None
     try:
         return await run_judged(
             session, scenarios, options, contracts, invocation=f"--adapter {shim.target}"
@@ -171,20 +169,15 @@ def load_columns(directory: Path) -> list[Column]:
 
 
 def _read(path: Path) -> RunResult:
-    try:
-        return RunResult.from_json(path.read_bytes())
-    except FileNotFoundError:
-        raise click.ClickException(f"{path}: missing (run `conformance matrix column`)") from None
-    except (OSError, ValueError) as error:
-        raise click.ClickException(f"{path}: not a streamconform results file ({error})") from None
+    if not path.exists():
+        raise InputError(f"{path}: missing (run `conformance matrix column`)")
+    return read_results(path)
 
 
 def _render(directory: Path, summary: Path, corpus: str) -> None:
     columns = load_columns(directory)
     if not columns:
-        raise click.ClickException(
-            f"{directory}: no saved column (run `conformance matrix column`)"
-        )
+        raise InputError(f"{directory}: no saved column (run `conformance matrix column`)")
     runs = [
         (column.judged(contract), _report(column, contract))
         for column in columns

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ from rich.console import Console
 from ..options import RunOptions
 from ..run.kill_table import kill_table
 from .console import render_kill_table
-from .options import fixtures_option, selected_scenarios
+from .options import exit_judged, fixtures_option, selected_scenarios
 
 
 @click.command()
@@ -28,4 +27,4 @@ def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: fl
     options = RunOptions(timeout_s=timeout, transport="in-process")
     rows = kill_table(scenarios, options, names=names or None, focus=True)
     Console().print(render_kill_table(rows))
-    sys.exit(0 if all(row.killed and not row.timeout_only for row in rows) else 1)
+    exit_judged(not all(row.killed and not row.timeout_only for row in rows))

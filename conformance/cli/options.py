@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from enum import IntEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -13,12 +14,56 @@ from rich.console import Console
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
+from ..codes import ConformanceError
 from ..options import bundled_fixtures
 from ..report import write_reports
 from ..results import RunResult
 from ..verdicts import CONTRACTS
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(IntEnum):
+    """How every ``conformance`` command exits, in the manner of pytest."""
+
+    CONFORMANT = 0
+    NOT_CONFORMANT = 1  # a failing verdict (lint: a finding; mutants: a survivor)
+    USAGE_ERROR = 2  # a bad option, fixture, baseline or results file; no case selected
+    SETUP_ERROR = 3  # the run could not start: the adapter, its handshake, the gateway, a port
+
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 conformant; 1 not conformant; 2 usage or input error (a bad option, "
+    "fixture, baseline or results file, no case selected); 3 the run could not start (the "
+    "adapter does not load or its handshake fails, the gateway does not answer, a port is "
+    "in use)."
+)
+
+
+class InputError(ConformanceError, click.ClickException):
+    """A fixture, baseline or results file the command cannot use."""
+
+    exit_code = ExitCode.USAGE_ERROR
+
+
+class SetupError(ConformanceError, click.ClickException):
+    """The run could not start: the adapter, the gateway or a port."""
+
+    exit_code = ExitCode.SETUP_ERROR
+
+
+def exit_judged(failed: bool) -> NoReturn:
+    """End a command that ran: 1 when something failed, else 0."""
+    sys.exit(ExitCode.NOT_CONFORMANT if failed else ExitCode.CONFORMANT)
+
+
+def document_exit_codes(command: click.Command) -> None:
+    """Put the exit codes at the end of ``--help`` of ``command`` and its subcommands."""
+    command.epilog = EXIT_CODES_HELP
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            document_exit_codes(subcommand)
+
 
 select_option = click.option(
     "-k", "select", default=None, help="Only cases whose id contains this text."
@@ -65,6 +110,16 @@ fixtures_option = click.option(
 )
 
 
+def fixtures_or_exit(paths: Sequence[Path]) -> list[Scenario]:
+    """The fixtures below ``paths``; a malformed one exits 2 with one line per problem."""
+    try:
+        return load_fixtures(paths)
+    except FixtureError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(ExitCode.USAGE_ERROR)
+
+
 def selected_scenarios(
     paths: Sequence[Path],
     select: str | None,
@@ -73,12 +128,7 @@ def selected_scenarios(
 ) -> list[Scenario]:
     """The fixtures below ``paths`` (the bundled corpus when none) plus ``generated``,
     filtered by id and profile; a malformed fixture exits 2 with one line per problem."""
-    try:
-        scenarios = [*load_fixtures(paths or (bundled_fixtures(),)), *generated]
-    except FixtureError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(2)
+    scenarios = [*fixtures_or_exit(paths or (bundled_fixtures(),)), *generated]
     chosen = [
         s
         for s in scenarios
@@ -95,7 +145,7 @@ def read_results(path: Path) -> RunResult:
     try:
         return RunResult.from_json(path.read_bytes())
     except (OSError, ValueError) as error:
-        raise click.ClickException(f"{path}: not a streamconform results file ({error})") from None
+        raise InputError(f"{path}: not a streamconform results file ({error})") from None
 
 
 def write_outputs(

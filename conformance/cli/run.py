@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +21,10 @@ from ..verdicts import Contract
 from .console import print_summary, transient_progress
 from .generate import generated_cases
 from .options import (
+    InputError,
+    SetupError,
     contract_option,
+    exit_judged,
     fixtures_option,
     json_option,
     report_option,
@@ -114,7 +116,7 @@ def run(
     try:  # the runner checks every case's retry_policy before the first case
         result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
     except RetryPolicyError as error:
-        raise click.ClickException(str(error)) from None
+        raise InputError(str(error)) from None
     if generate:
         result.options |= {"generated": generate, "seed": seed}
     console = Console()
@@ -125,7 +127,7 @@ def run(
         write_baseline.parent.mkdir(parents=True, exist_ok=True)
         write_baseline.write_text(Baseline.of(result).to_json(), encoding="utf-8")
         console.print(f"baseline: {write_baseline}", markup=False)
-    sys.exit(1 if fails_gate(result, diff) else 0)
+    exit_judged(fails_gate(result, diff))
 
 
 def _read_baseline(path: Path) -> Baseline:
@@ -133,8 +135,7 @@ def _read_baseline(path: Path) -> Baseline:
     try:
         return read_baseline(path)
     except BaselineError as error:
-        click.echo(f"Error: {error}", err=True)
-        sys.exit(2)
+        raise InputError(str(error)) from None
 
 
 async def _run(
@@ -165,4 +166,4 @@ async def _open_session(
     try:
         return await open_session(target, command, options)
     except AdapterLoadError as error:
-        raise click.ClickException(str(error)) from None
+        raise SetupError(str(error)) from None

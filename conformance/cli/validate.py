@@ -12,6 +12,7 @@ from fakeprovider.fixtures import Fixture, FixtureProblem, validate_fixtures
 from ..options import DEFAULT_POLICY, RetryPolicyError, case_policy
 from ..oracle import expect_disagreements
 from ..quirks import recorded_only
+from .options import ExitCode
 
 
 @click.command()
@@ -32,7 +33,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     if problems:
         files = len({problem.path for problem in problems})
         click.echo(f"{len(problems)} problem(s) in {files} fixture(s)", err=True)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE_ERROR)
     click.echo(f"{len(fixtures)} fixture(s) valid, expect agrees with the oracle")
 
 

@@ -157,7 +157,7 @@ def test_report_rejects_a_file_that_is_not_results(tmp_path: Path) -> None:
     junk = tmp_path / "junk.json"
     junk.write_text(json.dumps({"hello": 1}))
     result = CliRunner().invoke(main, ["report", str(junk), "--out", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "not a streamconform results file" in result.output
 
 

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from conformance.adapters.base import load_python_adapter
 from conformance.adapters.mutants import MUTANTS
 from conformance.cli import main
+from conformance.cli.options import ExitCode
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import (
     FINDINGS,
@@ -109,7 +110,7 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
 def test_a_column_without_its_interop_judgement_is_refused(saved: Path, tmp_path: Path) -> None:
     (tmp_path / "openai.harness.json").write_text((saved / "openai.harness.json").read_text())
     done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path)])
-    assert done.exit_code == 1
+    assert done.exit_code == ExitCode.USAGE_ERROR
     assert "openai.interop.json" in done.output
 
 
@@ -156,7 +157,7 @@ def test_matrix_without_any_installed_shim_says_how_to_get_one(
 
     monkeypatch.setattr(thirdparty.Shim, "installed", property(lambda self: False))
     done = CliRunner().invoke(main, ["matrix"])
-    assert done.exit_code == 1
+    assert done.exit_code == ExitCode.SETUP_ERROR
     assert "tox -m matrix" in done.output
 
 
