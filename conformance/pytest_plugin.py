@@ -570,7 +570,7 @@ def failure_text(
     if len(case.events) > MAX_EVENT_LINES:
         lines.append(f"    … {len(case.events) - MAX_EVENT_LINES} more")
     if case.stderr.strip():
-        lines.append("  adapter stderr (tail):")
+        lines.append("  adapter stderr or traceback (tail):")
         lines += [f"    {line}" for line in case.stderr.strip().splitlines()[-STDERR_LINES:]]
     lines.append(f"  replay: {settings.replay(case.case)}")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ import inspect
 import os
 import sys
 import threading
+import traceback
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +27,7 @@ from ..events import End, Event, EventBase, Hello, RunCase, Thrown
 from ..verdicts import CaseStatus
 
 GRACE_S = 2.0  # added to a case's timeout_s before the runner gives up on the adapter
+TRACEBACK_LINES = 40  # the tail of a Python adapter's traceback kept as its case's stderr
 _EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
 
 
@@ -36,7 +38,7 @@ class CaseRun:
     events: list[Event] = field(default_factory=list)
     status: CaseStatus = "completed"
     detail: str = ""
-    stderr: str = ""
+    stderr: str = ""  # a subprocess's stderr, or the traceback a Python adapter raised
 
 
 class AdapterSession(Protocol):
@@ -124,6 +126,7 @@ class PythonAdapterSession:
             return
         except Exception as error:  # the adapter raised: that is its outcome, not ours
             run.events.append(Thrown(message=f"{type(error).__name__}: {error}"))
+            run.stderr = _traceback_tail(error)
         if not run.events or not isinstance(run.events[-1], End):
             run.events.append(End())
 
@@ -133,6 +136,12 @@ class PythonAdapterSession:
             result = closer()
             if inspect.isawaitable(result):
                 await result
+
+
+def _traceback_tail(error: BaseException) -> str:
+    """The last TRACEBACK_LINES lines of ``error``'s formatted traceback."""
+    lines = "".join(traceback.format_exception(error)).splitlines()
+    return "\n".join(lines[-TRACEBACK_LINES:])
 
 
 class _ProtocolError(ConformanceError):

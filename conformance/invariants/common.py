@@ -81,5 +81,5 @@ def expected_failure(
     if seen.thrown is not None:
         if check_code and seen.thrown.code != code:
             return breached(f"{seen.describe()}, expected finish error {code}", "finish")
-        return weaker(f"threw {seen.thrown.code} instead of yielding finish error {code}", "finish")
+        return weaker(f"{seen.describe()} instead of yielding finish error {code}", "finish")
     return breached(f"{seen.describe()}, expected finish error {code}", "finish")

@@ -128,6 +128,16 @@ class Throwing(ReferenceAdapter):
             yield event
 
 
+class Raising(ReferenceAdapter):
+    """Raises after its first event of the text-hello case."""
+
+    async def run(self, case, http_client=None):
+        async for event in super().run(case, http_client):
+            yield event
+            if case.case == "text-hello":
+                raise RuntimeError("the parser fell over")
+
+
 class NoDeltas(ReferenceAdapter):
     """Declares no `deltas` capability."""
 
@@ -147,6 +157,10 @@ def inventing(options):
 
 def throwing(options):
     return Throwing()
+
+
+def raising(options):
+    return Raising()
 
 
 def no_deltas(options):
@@ -286,6 +300,18 @@ def test_broken_adapter_fails_the_right_items(
     replay = f"conformance run --adapter {adapter} --fixtures {corpus} -k tool-call-one"
     assert f"replay: {replay}" in text
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_python_adapter_crash_shows_its_traceback(
+    pytester: pytest.Pytester, corpus: Path, variants: str
+) -> None:
+    args = (f"--conformance-adapter={variants}:raising", f"--conformance-fixtures={corpus}")
+    _, reports = run(pytester, *args)
+
+    text = reports["conformance::text-hello::G1"].longreprtext
+    assert "RuntimeError: the parser fell over" in text.splitlines()[0]
+    assert "adapter stderr or traceback (tail):" in text
+    assert "in run" in text and "    RuntimeError: the parser fell over" in text
 
 
 def test_a_verdict_beyond_the_prediction_gets_its_own_item(
