@@ -91,6 +91,7 @@ class ConformanceError(Exception):
       + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family
       + SuiteUnavailableError                  pytest_plugin: no fixtures, or no adapter
+      + GatewayUnreachableError                gateway.runner: no answer before the run
       + InputError                             cli.options: exit 2, also a ClickException
       + SetupError                             cli.options: exit 3, also a ClickException
       + _MalformedError                        oracle.reading: JSON whose shape is no chunk

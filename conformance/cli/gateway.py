@@ -15,7 +15,12 @@ from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
 
-from ..gateway.runner import GatewayOptions, run_gateway
+from ..gateway.runner import (
+    GatewayOptions,
+    GatewayUnreachableError,
+    check_gateway,
+    run_gateway,
+)
 from ..lint import RULES, Wire, attempt_wire
 from ..results import RunResult
 from .console import print_attention, print_totals
@@ -77,6 +82,7 @@ def gateway(
     Meaning (M rules, MUST): the reference adapter reads the gateway's answer as the oracle
     reads the upstream's. Wire hazards (W rules, SHOULD): the lint of `conformance lint`;
     a hazard the upstream already had is info, one the gateway introduced is non-strict.
+    The gateway must answer (any HTTP status to GET .../models) before the run starts.
     Exits 0 only when no verdict is a failure.
     """
     scenarios = selected_scenarios(fixture_paths, select)
@@ -91,11 +97,15 @@ def gateway(
         strict=strict,
         name=name,
     )
-    console = Console()
+    try:
+        asyncio.run(check_gateway(options))
+    except GatewayUnreachableError as error:
+        raise SetupError(str(error)) from None
     try:
         result = asyncio.run(run_gateway(scenarios, options))
     except OSError as error:
         raise SetupError(f"cannot start the fake upstream: {error}") from None
+    console = Console()
     print_gateway_summary(console, result)
     write_outputs(console, result, json_path, report_dir)
     exit_judged(result.failed)

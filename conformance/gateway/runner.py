@@ -23,6 +23,7 @@ from fakeprovider.recording import redacted
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
+from ..codes import ConformanceError
 from ..invariants.evidence import ObservedAttempt
 from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
@@ -66,6 +67,24 @@ class GatewayOptions:
     @property
     def completions_url(self) -> str:
         return self.gateway_url.rstrip("/") + "/chat/completions"
+
+
+class GatewayUnreachableError(ConformanceError):
+    """The gateway gave no HTTP answer before the run."""
+
+
+async def check_gateway(options: GatewayOptions) -> None:
+    """Raise GatewayUnreachableError unless the gateway answers ``GET …/models`` within the
+    idle timeout; any HTTP status counts as an answer."""
+    url = options.gateway_url.rstrip("/") + "/models"
+    headers = {"authorization": f"Bearer {options.api_key}"}
+    try:
+        async with httpx.AsyncClient(trust_env=False, timeout=options.idle_timeout_s) as client:
+            await client.get(url, headers=headers)
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise GatewayUnreachableError(
+            f"the gateway does not answer at {url}: {type(error).__name__}: {error}"
+        ) from error
 
 
 def catalogue() -> list[CatalogueEntry]:

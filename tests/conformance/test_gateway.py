@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from conformance import codes
 from conformance.cli import main
+from conformance.cli.options import ExitCode
 from conformance.events import BlockEnd, Event, Finish, TextBlock, ToolCallBlock, Usage
 from conformance.gateway.capture import GatewayCapture, GatewayRead
 from conformance.gateway.meaning import judge_meaning
@@ -172,6 +173,45 @@ def test_an_unreachable_gateway_is_a_crashed_case() -> None:
     assert case.status == "crash"
     assert "gateway unreachable" in case.detail
     assert case.verdicts["M5"].verdict == "fail"
+
+
+TEXT_CASE = """\
+id: text-hello
+title: One text fragment, stop, [DONE]
+expect: {finish: stop, text: Hello}
+attempts:
+  - stream:
+      steps:
+        - chunk: {choices: [{index: 0, delta: {role: assistant, content: Hello}, finish_reason: null}]}
+        - chunk: {choices: [{index: 0, delta: {}, finish_reason: stop}]}
+        - done
+"""  # noqa: E501
+
+
+def _gateway_cli(tmp_path: Path, url: str, upstream_port: int) -> Result:
+    fixture = tmp_path / "text-hello.yaml"
+    fixture.write_text(TEXT_CASE, encoding="utf-8")
+    arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(upstream_port)]
+    return CliRunner().invoke(main, [*arguments, "--fixtures", str(fixture)])
+
+
+def test_a_gateway_that_does_not_answer_stops_the_run_with_exit_3(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    result = _gateway_cli(tmp_path, url, _free_port())
+    assert result.exit_code == ExitCode.SETUP_ERROR
+    assert result.output.startswith(f"Error: the gateway does not answer at {url}/models: ")
+    assert "text-hello" not in result.output  # no case ran
+
+
+def test_an_upstream_port_in_use_stops_the_run_with_exit_3(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with example_gateway(port, "passthrough") as url:
+            result = _gateway_cli(tmp_path, url, port)
+    assert result.exit_code == ExitCode.SETUP_ERROR
+    assert result.output.startswith("Error: cannot start the fake upstream: ")
 
 
 # --- the sans-IO parts ----------------------------------------------------------------------
