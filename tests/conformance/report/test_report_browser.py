@@ -3,15 +3,17 @@
 No script of the payloads runs, nothing is fetched, the console stays clean, the failing
 case is visible and the filters work (and without JavaScript, everything is shown).
 Chromium comes from ``scripts/install-chromium`` (Debian's package), never from
-``playwright install``.
+``playwright install``. Where that script cannot install it (no apt-get, no root), these
+tests skip with its warning; the last tests here check that path with a PATH of shims.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, 
 from conformance.report import write_reports
 
 REPO = Path(__file__).resolve().parents[3]
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("STREAMCONFORM_CHROMIUM", "/usr/bin/chromium"))
 INSTALLER = REPO / "scripts" / "install-chromium"
 SCREENSHOTS = REPO / "reports" / "screenshots"
 CHROMIUM_ARGS = [
@@ -45,8 +47,8 @@ def ensure_chromium() -> None:
     )
     if installer.returncode != 0 or not os.access(CHROMIUM, os.X_OK):
         pytest.skip(
-            f"{CHROMIUM} is missing and {INSTALLER.name} could not install it "
-            f"(exit {installer.returncode}): {installer.stderr.strip()[-300:]}"
+            f"SKIPPED, NOT PASSED: {CHROMIUM} is missing and {INSTALLER.name} could not "
+            f"install it (exit {installer.returncode}). {installer.stderr.strip()}"
         )
 
 
@@ -214,3 +216,68 @@ def test_mutant_report_shows_summary_table_and_the_failing_case(
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     case.screenshot(path=SCREENSHOTS / "mutant-case.png")
     page.context.close()
+
+
+# --- Where Chromium cannot be installed: a warning, exit 0, and a loud skip. ---
+
+
+def shim_path(directory: Path, *, uid: int, commands: dict[str, str]) -> str:
+    """A PATH of only bash, an `id` that answers ``uid`` and the given shell scripts."""
+    bash = shutil.which("bash")
+    assert bash is not None
+    directory.mkdir()
+    (directory / "bash").symlink_to(bash)
+    for name, body in {"id": f"echo {uid}", **commands}.items():
+        shim = directory / name
+        shim.write_text(f"#!{bash}\n{body}\n")
+        shim.chmod(0o755)
+    return str(directory)
+
+
+def without_chromium(tmp_path: Path, *, uid: int, commands: dict[str, str]) -> dict[str, str]:
+    path = shim_path(tmp_path / "bin", uid=uid, commands=commands)
+    return {"PATH": path, "STREAMCONFORM_CHROMIUM": str(tmp_path / "no-chromium")}
+
+
+def no_apt_get(tmp_path: Path) -> dict[str, str]:
+    return without_chromium(tmp_path, uid=0, commands={})
+
+
+def sudo_wants_a_password(tmp_path: Path) -> dict[str, str]:
+    marker = tmp_path / "apt-get-ran"
+    return without_chromium(
+        tmp_path, uid=1000, commands={"apt-get": f"echo > {marker}", "sudo": "exit 1"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("environment", "reason"),
+    [(no_apt_get, "no apt-get on PATH"), (sudo_wants_a_password, "not root")],
+)
+def test_installer_without_apt_or_root_warns_and_exits_0(
+    tmp_path: Path, environment: Callable[[Path], dict[str, str]], reason: str
+) -> None:
+    result = subprocess.run(
+        [str(INSTALLER)], env=environment(tmp_path), capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("!!! WARNING: Chromium is not installed")
+    assert reason in result.stderr
+    assert "test_report_browser.py) will be\nSKIPPED" in result.stderr
+    assert "apt-get install chromium" in result.stderr
+    assert not (tmp_path / "apt-get-ran").exists()
+
+
+def test_browser_tests_skip_with_the_installers_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in no_apt_get(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        ensure_chromium()
+    message = str(skipped.value)
+    assert message.startswith("SKIPPED, NOT PASSED: ")
+    assert "!!! WARNING: Chromium is not installed" in message
+    assert "(no apt-get on PATH)" in message
