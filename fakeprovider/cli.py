@@ -19,6 +19,10 @@ from .scenario import Scenario
 from .server import FakeProviderServer
 from .wire import EncodeError, attempt_transcript, escape_bytes
 
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMA_ID = "urn:streamconform:fixture:scenario"
+"""Names the schema; a URN, since the schema is printed by the installed version, not hosted."""
+
 
 @click.group()
 @click.version_option(package_name="streamconform")
@@ -145,7 +149,12 @@ def _report_saved(saved: Saved) -> None:
 @click.option("--attempt", "number", type=int, default=None, help="Only this attempt (1-based).")
 @click.option("--raw", is_flag=True, help="Write the body bytes unescaped (needs --attempt).")
 def show(fixture: Path, number: int | None, raw: bool) -> None:
-    """Print the exact bytes a fixture sends: one write per line, escaped."""
+    """Print the exact bytes a fixture sends: one write per line, escaped.
+
+    Each byte is escaped once: \\n, \\r and \\t are LF, CR and tab, \\xNN any other
+    byte outside printable ASCII, and \\\\ is one backslash (so a JSON escape such as \\n on
+    the wire shows as \\\\n). --raw writes the body as it is.
+    """
     scenario = _load_or_exit([fixture])[0]
     if raw and number is None:
         raise click.UsageError("--raw writes one attempt's body; give --attempt N")
@@ -180,9 +189,13 @@ def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
-    """Check every fixture below PATHS; exit 1 on any problem."""
+    """Check every fixture below PATHS; exit 1 on any problem.
+
+    Warnings (a plain scalar cut short by ' #') are printed too, and do not change the exit
+    code.
+    """
     fixtures, problems = validate_fixtures(paths)
-    for problem in problems:
+    for problem in [*problems, *(w for fixture in fixtures for w in fixture.warnings)]:
         click.echo(str(problem), err=True)
     if problems:
         sys.exit(1)
@@ -192,8 +205,9 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 @main.command()
 def schema() -> None:
-    """Print the JSON Schema of a fixture (a scenario), for editors."""
-    click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
+    """Print the JSON Schema (draft 2020-12) of a fixture (a scenario), for editors."""
+    schema = {"$schema": JSON_SCHEMA_DIALECT, "$id": SCHEMA_ID, **Scenario.model_json_schema()}
+    click.echo(json.dumps(schema, indent=2))
 
 
 def _load_or_exit(paths: tuple[Path, ...] | list[Path]) -> list[Scenario]:

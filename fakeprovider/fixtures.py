@@ -2,6 +2,8 @@
 
 Every problem names the file, the YAML line where it is known, the field path and the
 reason, e.g. ``fixtures/x.yaml:14: attempts[0].stream.steps[2].pause_ms: must be >= 0``.
+A warning (``Fixture.warnings``) is worded the same way but does not stop the fixture
+loading: a plain scalar cut short by `` #``, which YAML reads as the start of a comment.
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ class FixtureError(FakeProviderError, ValueError):
 
 @dataclass(frozen=True)
 class Fixture:
-    """A fixture file that loaded: its scenario, and the line of every node in the file."""
+    """A fixture file that loaded: its scenario, the line of every node in the file, and
+    what looks wrong without being an error."""
 
     path: Path
     scenario: Scenario
     lines: Mapping[Location, int]
+    warnings: tuple[FixtureProblem, ...] = ()
 
     def problem(self, location: Location, reason: str) -> FixtureProblem:
         """A problem at ``location`` (a path into the file's data), on its nearest line."""
@@ -71,7 +75,7 @@ def load_fixture(path: str | Path) -> Scenario:
 
 
 def _read_fixture(path: Path) -> Fixture:
-    data, lines = _read(path)
+    data, lines, warnings = _read(path)
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
     problems = []
@@ -85,7 +89,7 @@ def _read_fixture(path: Path) -> Fixture:
         problems += [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
     if problems:
         raise FixtureError(problems)
-    return Fixture(path, scenario, lines)
+    return Fixture(path, scenario, lines, warnings)
 
 
 def fixture_files(root: str | Path) -> list[Path]:
@@ -168,7 +172,7 @@ def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> I
 _Lines = dict[Location, int]
 
 
-def _read(path: Path) -> tuple[Any, _Lines]:
+def _read(path: Path) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:
     try:
         size = path.stat().st_size
         if size > MAX_FIXTURE_BYTES:
@@ -196,9 +200,14 @@ def _read(path: Path) -> tuple[Any, _Lines]:
     except _UnsafeShapeError as error:
         raise FixtureError([FixtureProblem(path, "", error.reason, error.line)]) from None
     lines: _Lines = {}
+    cuts: list[FixtureProblem] = []
     if node is not None:
         _index_lines(node, (), lines)
-    return data, lines
+        cuts = [
+            FixtureProblem(path, _dotted(location), _CUT_SHORT.format(value=value), line)
+            for location, value, line in _cut_scalars(node, ())
+        ]
+    return data, lines, tuple(cuts)
 
 
 class _UnsafeShapeError(FakeProviderError):
@@ -302,6 +311,29 @@ def _index_lines(node: yaml.Node, path: Location, lines: _Lines) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for position, item in enumerate(node.value):
             _index_lines(item, (*path, position), lines)
+
+
+_CUT_SHORT = (
+    "warning: this plain scalar ends at ' #', where YAML starts a comment, so the value is "
+    "just {value!r} and the rest of the line is dropped; quote the value to keep it, or put "
+    "two spaces before a comment"
+)
+
+
+def _cut_scalars(node: yaml.Node, path: Location) -> Iterator[tuple[Location, str, int]]:
+    """Plain scalar values followed by one space (or tab) and ``#``: likely text cut short
+    (``notes: see issue #12`` is just ``see issue``), not a comment set apart as one is."""
+    if isinstance(node, yaml.ScalarNode):
+        end = node.end_mark
+        after = end.buffer[end.pointer : end.pointer + 2] if end.buffer else ""
+        if node.style is None and after in (" #", "\t#"):
+            yield path, node.value, end.line + 1
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from _cut_scalars(value, (*path, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for position, item in enumerate(node.value):
+            yield from _cut_scalars(item, (*path, position))
 
 
 def _problem(path: Path, detail: Any, lines: _Lines) -> FixtureProblem:

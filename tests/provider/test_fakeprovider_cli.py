@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from conformance.options import bundled_fixtures
 from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.wire import encode_stream
@@ -89,3 +91,75 @@ def test_schema_is_json_schema_of_a_scenario() -> None:
     assert expect["additionalProperties"] is False
     assert expect["properties"]["finish"]["enum"] == ["stop", "tool-calls", "max-tokens", "error"]
     assert schema["$defs"]["ExpectedToolCall"]["additionalProperties"] is False
+
+
+def test_schema_names_its_dialect_and_itself() -> None:
+    schema = json.loads(CliRunner().invoke(main, ["schema"]).output)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == "urn:streamconform:fixture:scenario"
+
+
+BACKSLASHES = r"""id: backslashes
+attempts:
+  - stream:
+      steps:
+        - chunk: {choices: [{index: 0, delta: {content: "a\nb \"q\" c\\d"}}]}
+        - literal: "x\\y\r\n"
+"""
+
+
+def unescape(shown: str) -> bytes:
+    """The inverse of the view's escaping: one escape per byte."""
+    return re.sub(
+        rb"\\(x[0-9a-f]{2}|[nrt\\])",
+        lambda m: {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"\\": b"\\"}.get(
+            m[1], bytes.fromhex(m[1][1:].decode())
+        ),
+        shown.encode("ascii"),
+    )
+
+
+def test_show_escapes_each_byte_once(tmp_path: Path) -> None:
+    path = tmp_path / "backslashes.yaml"
+    path.write_text(BACKSLASHES, encoding="utf-8")
+    result = CliRunner().invoke(main, ["show", str(path)])
+    assert result.exit_code == 0, result.output
+    writes = [line.split("  ", 1)[1] for line in result.output.splitlines() if "  " in line]
+    plan = encode_stream(load_fixture(path).attempts[0].stream)  # type: ignore[union-attr]
+    assert [unescape(shown) for shown in writes[1:]] == [write.data for write in plan.writes]
+    # the wire's JSON escape \n is two bytes, a backslash and an n: \\ then n
+    assert r'"content":"a\\nb \\"q\\" c\\\\d"}}]}\n\n' in writes[1]
+    assert writes[2] == r"x\\y\r\n"
+
+
+CUT_SHORT = """\
+id: cut
+provenance:
+  notes: seen in issue #8259, twice
+  emitted_by: "quoted #1 stays whole"
+  urls: [https://example.com/a#b]
+attempts:
+  - stream:
+      steps:
+        - done  # a comment set apart by two spaces
+"""
+
+
+def test_validate_warns_on_a_plain_scalar_cut_short_by_a_comment(tmp_path: Path) -> None:
+    path = tmp_path / "cut.yaml"
+    path.write_text(CUT_SHORT, encoding="utf-8")
+    assert load_fixture(path).provenance.notes == "seen in issue"  # type: ignore[union-attr]
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"{path}:3: provenance.notes: warning: this plain scalar ends at ' #', where YAML "
+        "starts a comment, so the value is just 'seen in issue' and the rest of the line is "
+        "dropped; quote the value to keep it, or put two spaces before a comment"
+    ]
+    assert result.stdout.startswith("1 fixture(s) valid")
+
+
+def test_the_corpus_validates_without_warnings() -> None:
+    result = CliRunner().invoke(main, ["validate", str(bundled_fixtures())])
+    assert result.exit_code == 0
+    assert result.stderr == ""
