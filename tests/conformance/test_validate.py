@@ -123,3 +123,16 @@ def test_a_retry_policy_that_does_not_fit_the_default_policy(tmp_path: Path) -> 
 def test_the_bundled_corpus_is_clean() -> None:
     result = validate(conformance, bundled_fixtures())
     assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("main", [conformance, fakeprovider], ids=["conformance", "fakeprovider"])
+def test_a_value_cut_short_by_a_comment_is_a_warning(tmp_path: Path, main: object) -> None:
+    path = write(tmp_path, "cut")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("expect:", "title: see #12\nexpect:"),
+        encoding="utf-8",
+    )
+    result = validate(main, path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"{path}:2: title: warning: this plain scalar ends at ' #'")
