@@ -17,7 +17,15 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .verdicts import VERDICTS, CaseStatus, CatalogueEntry, Contract, Verdict, worst
+from .verdicts import (
+    VERDICTS,
+    CaseStatus,
+    CatalogueEntry,
+    Contract,
+    Verdict,
+    reading_order,
+    worst,
+)
 
 SCHEMA: Final = "streamconform.results"
 SCHEMA_VERSION: Final = 1
@@ -107,13 +115,14 @@ class RunResult(_Result):
         return {verdict: tally.get(verdict, 0) for verdict in VERDICTS}
 
     def per_invariant(self) -> dict[str, dict[Verdict, int]]:
+        """Verdict counts per rule, every catalogued rule included, in reading order."""
         table: dict[str, dict[Verdict, int]] = {
             entry["id"]: dict.fromkeys(VERDICTS, 0) for entry in self.catalogue
         }
         for case in self.cases:
             for invariant_id, verdict in case.verdicts.items():
                 table.setdefault(invariant_id, dict.fromkeys(VERDICTS, 0))[verdict.verdict] += 1
-        return table
+        return {key: table[key] for key in sorted(table, key=reading_order)}
 
     @property
     def failed(self) -> bool:

@@ -44,6 +44,24 @@ FAMILY_TITLES = {
 }
 
 
+def family_of(rule_id: str) -> str:
+    """A rule's family: its id without the trailing number (``T3`` -> ``T``)."""
+    return rule_id.rstrip("0123456789") or rule_id
+
+
+def family_order(family: str) -> tuple[int, str]:
+    """Sort key of families: FAMILY_TITLES' order, then others (gateway's M, W) by name."""
+    titles = list(FAMILY_TITLES)
+    return (titles.index(family) if family in titles else len(titles), family)
+
+
+def reading_order(rule_id: str) -> tuple[tuple[int, str], int, str]:
+    """Sort key of rule ids in INVARIANTS.md's reading order: family, then number."""
+    family = family_of(rule_id)
+    digits = rule_id[len(family) :]
+    return (family_order(family), int(digits) if digits.isdigit() else 0, rule_id)
+
+
 def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
     """The most severe of ``verdicts`` (in BY_SEVERITY's order), or None when there are none."""
     present = set(verdicts)

@@ -31,7 +31,7 @@ from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
-from ..verdicts import Contract
+from ..verdicts import Contract, reading_order
 from .console import VERDICT_STYLE, transient_progress
 from .options import (
     SetupError,
@@ -287,7 +287,8 @@ def _print_verdicts(console: Console, result: CaseResult, contract: Contract) ->
     """One line per verdict, as `conformance run` prints failures."""
     ended = "" if result.status == "completed" else f" ({result.status}: {result.detail})"
     _line(console, f"[bold]{escape(result.case)}[/]{escape(ended)}")
-    for name, verdict in result.verdicts.items():
+    for name in sorted(result.verdicts, key=reading_order):
+        verdict = result.verdicts[name]
         level = CATALOGUE[name].level_in(contract) if name in CATALOGUE else "?"
         reason = f": {escape(verdict.reason)}" if verdict.reason else ""
         _line(

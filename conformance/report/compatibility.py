@@ -20,7 +20,7 @@ from typing import Any
 from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL, is_canonical
 from ..events import arguments_match
 from ..results import CaseResult, RunResult
-from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict
+from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict, family_of, family_order
 
 RETRY_PROFILE_TAG = "retry-profile"
 """Fixtures whose case measures a library's own retry layer (Matrix D of the study)."""
@@ -554,8 +554,7 @@ _LIBRARY_HEADER = (
 def family_counts(result: RunResult) -> dict[str, dict[Verdict, int]]:
     families: dict[str, dict[Verdict, int]] = {}
     for invariant_id, counts in result.per_invariant().items():
-        family = invariant_id.rstrip("0123456789")
-        total = families.setdefault(family, dict.fromkeys(VERDICTS, 0))
+        total = families.setdefault(family_of(invariant_id), dict.fromkeys(VERDICTS, 0))
         for verdict, count in counts.items():
             total[verdict] += count
     return families
@@ -643,7 +642,7 @@ def _counts_row(column: Column, contract: Contract) -> tuple[str, ...]:
 
 def _family_table(columns: Sequence[Column], contract: Contract) -> list[str]:
     tables = {column.name: family_counts(column.judged(contract)) for column in columns}
-    families = sorted({f for table in tables.values() for f in table}, key=_family_order)
+    families = sorted({f for table in tables.values() for f in table}, key=family_order)
     rows = tuple(
         (family, *(_family_cell(tables[column.name].get(family)) for column in columns))
         for family in families
@@ -656,11 +655,6 @@ def _family_table(columns: Sequence[Column], contract: Contract) -> list[str]:
         "",
         *_md_table((("family", *(column.name for column in columns)), rows)),
     ]
-
-
-def _family_order(family: str) -> int:
-    order = "GCTESHRQ"
-    return order.index(family) if family in order else len(order)
 
 
 def _family_cell(counts: Mapping[Verdict, int] | None) -> str:

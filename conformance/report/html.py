@@ -32,6 +32,9 @@ from ..verdicts import (
     VERDICTS,
     CatalogueEntry,
     Verdict,
+    family_of,
+    family_order,
+    reading_order,
     worst,
 )
 from .gateway import GatewayView, gateway_view
@@ -186,10 +189,6 @@ class FamilyBar:
     y: int
 
 
-def _family(invariant_id: str) -> str:
-    return invariant_id.rstrip("0123456789") or invariant_id
-
-
 def _family_title(family: str) -> str:
     return FAMILY_TITLES.get(family, "")
 
@@ -202,32 +201,21 @@ def _catalogue(result: RunResult) -> dict[str, CatalogueEntry]:
         for invariant_id in case.verdicts:
             entries.setdefault(invariant_id, _bare_entry(invariant_id))
     return {
-        key: {**entries[key], "family": entries[key]["family"] or _family(key)}
-        for key in sorted(entries, key=_invariant_sort_key)
+        key: {**entries[key], "family": entries[key]["family"] or family_of(key)}
+        for key in sorted(entries, key=reading_order)
     }
 
 
 def _bare_entry(invariant_id: str) -> CatalogueEntry:
     return {
         "id": invariant_id,
-        "family": _family(invariant_id),
+        "family": family_of(invariant_id),
         "family_title": "",
         "level": "",
         "statement": "",
         "source": "",
         "needs": [],
     }
-
-
-def _family_sort_key(family: str) -> tuple[int, str]:
-    titles = list(FAMILY_TITLES)
-    return (titles.index(family) if family in titles else len(titles), family)
-
-
-def _invariant_sort_key(invariant_id: str) -> tuple[tuple[int, str], int, str]:
-    family = _family(invariant_id)
-    digits = invariant_id[len(family) :]
-    return (_family_sort_key(family), int(digits) if digits.isdigit() else 0, invariant_id)
 
 
 def _match(pairs: Iterable[tuple[str, str]]) -> str:
@@ -372,7 +360,7 @@ def render_html(result: RunResult) -> str:
     index = _Index.of(result)
     attention = [case for case in result.cases if _needs_attention(case)]
     attention.sort(key=lambda case: BY_SEVERITY.index(case.worst or "n/a"))
-    families = sorted({e["family"] for e in index.catalogue.values()}, key=_family_sort_key)
+    families = sorted({e["family"] for e in index.catalogue.values()}, key=family_order)
     # Families outside the invariant catalogue (gateway mode's M and W) title themselves.
     titles = {e["family"]: e["family_title"] for e in index.catalogue.values()}
     titles |= {family: _family_title(family) for family in families if _family_title(family)}
@@ -643,7 +631,7 @@ def render_matrix(
         for invariant_id, entry in _catalogue(result).items():
             catalogue.setdefault(invariant_id, entry)
     anchors = _anchors(catalogue, "inv")
-    ids = sorted(catalogue, key=_invariant_sort_key)
+    ids = sorted(catalogue, key=reading_order)
     tables = [(result.per_invariant(), safe_href(link, relative=True)) for result, link in results]
     rows = [
         MatrixRow(

@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from conformance.cli import main
 from conformance.results import RunResult
+from conformance.verdicts import FAMILY_TITLES, family_of
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = f"python {REPO / 'tests/conformance/adapters_hostile/hostile_adapter.py'}"
@@ -190,3 +191,22 @@ def test_list_shows_each_level_per_contract() -> None:
     assert "harness" in done.output and "interop" in done.output
     e1 = next(line for line in done.output.splitlines() if line.startswith("│ E1 "))
     assert "MUST" in e1 and "INFO" in e1
+
+
+def _row_ids(output: str) -> list[str]:
+    """The first column of every table row printed (not of a row's wrapped lines)."""
+    cells = [line.split("│")[1].strip() for line in output.splitlines() if line.startswith("│")]
+    return [cell for cell in cells if cell]
+
+
+def _in_reading_order(ids: list[str]) -> bool:
+    keys = [(list(FAMILY_TITLES).index(family_of(i)), int(i[len(family_of(i)) :])) for i in ids]
+    return keys == sorted(keys) and len({family_of(i) for i in ids}) > 1
+
+
+def test_the_terminal_lists_invariants_in_the_reports_family_order() -> None:
+    listed = _row_ids(invoke("list").output)
+    assert listed[0] == "G1" and _in_reading_order(listed)
+    run = invoke("run", "--transport", "in-process", "-k", "no-done")
+    assert run.exit_code == 0, run.output
+    assert _in_reading_order(_row_ids(run.output))
