@@ -39,7 +39,15 @@ def transient_progress(detail: str) -> Progress:
     )
 
 
-def print_summary(console: Console, result: RunResult, diff: BaselineDiff | None = None) -> None:
+def print_summary(
+    console: Console,
+    result: RunResult,
+    diff: BaselineDiff | None = None,
+    *,
+    verbose: bool = False,
+) -> None:
+    """The run at a glance: the invariants the cases exercised (``verbose``: all of them),
+    the retries, every verdict to look at, and the totals."""
     hello = result.adapter
     console.print(
         f"[bold]{escape(str(hello['name']))}[/] {escape(str(hello['version']))} — "
@@ -47,6 +55,8 @@ def print_summary(console: Console, result: RunResult, diff: BaselineDiff | None
     )
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
+        if not verbose and not any(counts.values()):
+            continue
         known = CATALOGUE.get(invariant_id)
         level = known.level_in(result.contract) if known else "?"
         cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]

@@ -77,6 +77,12 @@ from .options import (
     help="Add N generated cases (conformance.strategies); -k selects among them too.",
 )
 @click.option("--seed", type=int, help="Seed of the generated cases (default: random).")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="List every invariant, exercised or not.",
+)
 def run(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -94,6 +100,7 @@ def run(
     timeout: float,
     generate: int,
     seed: int | None,
+    verbose: bool,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
@@ -121,7 +128,7 @@ def run(
         result.options |= {"generated": generate, "seed": seed}
     console = Console()
     diff = None if known is None else compare_baseline(result, known)
-    print_summary(console, result, diff)
+    print_summary(console, result, diff, verbose=verbose)
     write_outputs(console, result, json_path, report_dir)
     if write_baseline is not None:
         write_baseline.parent.mkdir(parents=True, exist_ok=True)

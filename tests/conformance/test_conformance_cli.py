@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
+from conformance.invariants import CATALOGUE
 from conformance.results import RunResult
 from conformance.verdicts import FAMILY_TITLES, family_of
 
@@ -210,3 +211,11 @@ def test_the_terminal_lists_invariants_in_the_reports_family_order() -> None:
     run = invoke("run", "--transport", "in-process", "-k", "no-done")
     assert run.exit_code == 0, run.output
     assert _in_reading_order(_row_ids(run.output))
+
+
+def test_the_summary_lists_only_exercised_invariants_unless_verbose() -> None:
+    one_case = ("run", "--transport", "in-process", "-k", "no-done")
+    exercised = [i for i in _row_ids(invoke(*one_case).output) if i in CATALOGUE]
+    everything = [i for i in _row_ids(invoke(*one_case, "-v").output) if i in CATALOGUE]
+    assert "G1" in exercised and "R5" not in exercised
+    assert sorted(everything) == sorted(CATALOGUE)
