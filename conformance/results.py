@@ -58,6 +58,10 @@ class RetryWait(_Result):
     expected_min_ms: float | None  # the spec's bounds (R5 backoff, R6 Retry-After), before
     expected_max_ms: float | None  # the checkers' stated tolerances; None: retries were off
     basis: Literal["backoff", "retry-after"] | None = None
+    # What R5 or R6 accepted: the bounds widened by its tolerances. No minimum where the
+    # provider's clock could not judge one; both None when retries were off.
+    tolerated_min_ms: float | None = None
+    tolerated_max_ms: float | None = None
 
 
 class RetrySummary(_Result):

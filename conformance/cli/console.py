@@ -14,9 +14,9 @@ from rich.table import Table
 
 from ..invariants import CATALOGUE
 from ..report import BaselineDiff, fails_gate, format_baseline
-from ..results import RetryWait, RunResult
+from ..results import CaseResult, RetryWait, RunResult
 from ..run.kill_table import KillRow
-from ..verdicts import ATTENTION, VERDICTS, Verdict
+from ..verdicts import ATTENTION, VERDICTS, Verdict, family_of
 
 VERDICT_STYLE: dict[Verdict, str] = {
     "pass": "green",
@@ -47,7 +47,8 @@ def print_summary(
     verbose: bool = False,
 ) -> None:
     """The run at a glance: the invariants the cases exercised (``verbose``: all of them),
-    the retries, every verdict to look at, and the totals."""
+    the retries when a retry invariant needs attention (``verbose``: always), every verdict
+    to look at, and the totals."""
     hello = result.adapter
     console.print(
         f"[bold]{escape(str(hello['name']))}[/] {escape(str(hello['version']))} — "
@@ -62,35 +63,59 @@ def print_summary(
         cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
         table.add_row(escape(invariant_id), level, *cells)
     console.print(table)
-    _print_retries(console, result)
+    _print_retries(console, result, verbose=verbose)
     print_attention(console, result)
     if diff is not None:
         console.print(format_baseline(diff), markup=False, highlight=False)
     print_totals(console, result, diff)
 
 
-def _print_retries(console: Console, result: RunResult) -> None:
-    """Each case with retries: the requests the provider saw, and every wait it measured
-    beside the spec's bounds (before the R checkers' tolerances)."""
-    cases = [case for case in result.cases if case.retry is not None]
+# The invariant that judges a wait of each basis.
+_WAIT_JUDGE = {"backoff": "R5", "retry-after": "R6"}
+
+
+def _print_retries(console: Console, result: RunResult, *, verbose: bool) -> None:
+    """Each case with retries (unless ``verbose``, only those where a retry invariant needs
+    attention): the requests the provider saw, and every wait it measured beside the spec's
+    bounds and the range the R5 or R6 verdict accepted."""
+    cases = [
+        case
+        for case in result.cases
+        if case.retry is not None and (verbose or _retry_attention(case))
+    ]
     if not cases:
         return
-    table = Table("case", "requests", "waits in ms: measured (expected)", title="retries")
+    table = Table("case", "requests", "waits in ms: measured (spec; accepted)", title="retries")
     for case in cases:
         assert case.retry is not None
         seen, expected = case.retry.attempts_seen, case.retry.attempts_expected
         requests = str(seen) if seen == expected else f"{seen} (expected {expected})"
-        waits = ", ".join(_wait_cell(wait) for wait in case.retry.waits) or "·"
+        waits = "\n".join(_wait_cell(wait) for wait in case.retry.waits) or "·"
         table.add_row(escape(case.case), requests, waits)
     console.print(table)
 
 
+def _retry_attention(case: CaseResult) -> bool:
+    return any(
+        family_of(rule_id) == "R" and verdict.verdict in ATTENTION
+        for rule_id, verdict in case.verdicts.items()
+    )
+
+
 def _wait_cell(wait: RetryWait) -> str:
     measured = "?" if wait.measured_ms is None else f"{wait.measured_ms:.0f}"
-    low, high = wait.expected_min_ms, wait.expected_max_ms
-    if low is None or high is None:
+    if wait.basis is None or wait.expected_max_ms is None or wait.tolerated_max_ms is None:
         return measured
-    return f"{measured} ({low:.0f})" if low == high else f"{measured} ({low:.0f}-{high:.0f})"
+    spec = _span(wait.expected_min_ms, wait.expected_max_ms)
+    accepted = _span(wait.tolerated_min_ms, wait.tolerated_max_ms)
+    return f"{measured} (spec {spec}; {_WAIT_JUDGE[wait.basis]} accepts {accepted})"
+
+
+def _span(low: float | None, high: float) -> str:
+    """A range of milliseconds: one value, ``low-high``, or ``≤high`` without a lower end."""
+    if low is None or low <= 0:
+        return f"≤{high:.0f}"
+    return f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
 
 
 def print_attention(console: Console, result: RunResult) -> None:

@@ -81,7 +81,7 @@ from .options import (
     "-v",
     "--verbose",
     is_flag=True,
-    help="List every invariant, exercised or not.",
+    help="List every invariant, exercised or not, and every case's retries.",
 )
 def run(
     adapter_target: str | None,

@@ -298,10 +298,21 @@ def _excerpt(body: bytes, at: int, width: int = 40) -> str:
 # --- R5, R6: the wait -----------------------------------------------------------------------
 
 
-def _too_early(wait: Wait, lower_ms: float) -> str | None:
-    """The lower bound, judged only where the provider's clock is a sound one (exact end)."""
+def tolerated_range(wait: Wait) -> tuple[float | None, float] | None:
+    """The measured waits R5 (backoff) or R6 (Retry-After) accept: the spec's bounds
+    widened by the tolerances above. No lower end where the provider's clock is not a sound
+    one (the failed attempt's end is not exact); None when the case ran with retries off."""
+    if wait.bounds is None:
+        return None
+    slack = LOWER_SLACK_MS if wait.bounds.source == "backoff" else _retry_after_tolerance(wait)
+    lower = wait.bounds.lower_ms - slack if wait.exact_end else None
+    upper = wait.bounds.upper_ms + slack
+    return lower, upper * (1 + UPPER_SLACK_RATIO) + UPPER_SLACK_MS
+
+
+def _too_early(wait: Wait, lower_ms: float | None) -> str | None:
     assert wait.measured_ms is not None
-    if wait.exact_end and wait.measured_ms < lower_ms:
+    if lower_ms is not None and wait.measured_ms < lower_ms:
         return (
             f"retry {wait.retry} came {wait.measured_ms:.0f} ms after attempt {wait.retry} "
             f"ended; at least {lower_ms:.0f} ms expected"
@@ -309,9 +320,8 @@ def _too_early(wait: Wait, lower_ms: float) -> str | None:
     return None
 
 
-def _too_late(wait: Wait, upper_ms: float) -> str | None:
+def _too_late(wait: Wait, upper_ms: float, allowed: float) -> str | None:
     assert wait.measured_ms is not None
-    allowed = upper_ms * (1 + UPPER_SLACK_RATIO) + UPPER_SLACK_MS
     if wait.measured_ms > allowed:
         return (
             f"retry {wait.retry} came {wait.measured_ms:.0f} ms after attempt {wait.retry} "
@@ -320,12 +330,8 @@ def _too_late(wait: Wait, upper_ms: float) -> str | None:
     return None
 
 
-def _judge_waits(
-    evidence: Evidence,
-    basis: Literal["backoff", "retry-after"],
-    tolerance: Callable[[Wait], float],
-) -> Judgement:
-    """Every measured wait of the given basis within its bounds, widened by ``tolerance``."""
+def _judge_waits(evidence: Evidence, basis: Literal["backoff", "retry-after"]) -> Judgement:
+    """Every measured wait of the given basis within its :func:`tolerated_range`."""
     measured = [
         wait
         for wait in waits(evidence)
@@ -335,11 +341,10 @@ def _judge_waits(
         return held("no such retry reached the provider")
     shown = []
     for wait in measured:
-        assert wait.bounds is not None and wait.measured_ms is not None
+        tolerated = tolerated_range(wait)
+        assert wait.bounds is not None and wait.measured_ms is not None and tolerated is not None
         lower, upper = wait.bounds.lower_ms, wait.bounds.upper_ms
-        problem = _too_early(wait, lower - tolerance(wait)) or _too_late(
-            wait, upper + tolerance(wait)
-        )
+        problem = _too_early(wait, tolerated[0]) or _too_late(wait, upper, tolerated[1])
         if problem:
             return breached(problem)
         shown.append(f"{wait.measured_ms:.0f} ms in [{lower:.0f}, {upper:.0f}]")
@@ -363,7 +368,7 @@ def check_backoff(evidence: Evidence) -> Judgement | None:
     return _judge(
         evidence,
         _backs_off,
-        lambda ev, _: _judge_waits(ev, "backoff", lambda wait: LOWER_SLACK_MS),
+        lambda ev, _: _judge_waits(ev, "backoff"),
     )
 
 
@@ -398,7 +403,7 @@ def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
                     f"attempt {attempt.number}'s Retry-After ({attempt.retry_after_ms:.0f} ms) "
                     f"exceeds max_delay_ms {policy.max_delay_ms:g}, yet it was retried"
                 )
-        return _judge_waits(ev, "retry-after", _retry_after_tolerance)
+        return _judge_waits(ev, "retry-after")
 
     return _judge(evidence, asks_to_wait, compare)
 

@@ -20,7 +20,8 @@ from ..events import RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
 from ..invariants.judging import judge_evidence
-from ..invariants.waits import waits
+from ..invariants.retry import tolerated_range
+from ..invariants.waits import Wait, waits
 from ..options import RunOptions, case_policy, default_request
 from ..oracle import expected_outcome
 from ..results import (
@@ -211,18 +212,22 @@ def _retry_summary(evidence: Evidence) -> RetrySummary | None:
         policy=evidence.policy.model_dump(mode="json") if evidence.policy else {},
         attempts_seen=seen,
         attempts_expected=expected,
-        waits=[
-            RetryWait(
-                retry=wait.retry,
-                after_code=wait.failed.code,
-                measured_ms=_rounded(wait.measured_ms),
-                announced_ms=wait.announced_ms,
-                expected_min_ms=wait.bounds.lower_ms if wait.bounds else None,
-                expected_max_ms=wait.bounds.upper_ms if wait.bounds else None,
-                basis=wait.bounds.source if wait.bounds else None,
-            )
-            for wait in waits(evidence)
-        ],
+        waits=[_retry_wait(wait) for wait in waits(evidence)],
+    )
+
+
+def _retry_wait(wait: Wait) -> RetryWait:
+    tolerated_min, tolerated_max = tolerated_range(wait) or (None, None)
+    return RetryWait(
+        retry=wait.retry,
+        after_code=wait.failed.code,
+        measured_ms=_rounded(wait.measured_ms),
+        announced_ms=wait.announced_ms,
+        expected_min_ms=wait.bounds.lower_ms if wait.bounds else None,
+        expected_max_ms=wait.bounds.upper_ms if wait.bounds else None,
+        basis=wait.bounds.source if wait.bounds else None,
+        tolerated_min_ms=tolerated_min,
+        tolerated_max_ms=tolerated_max,
     )
 
 

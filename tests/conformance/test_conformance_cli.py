@@ -219,3 +219,14 @@ def test_the_summary_lists_only_exercised_invariants_unless_verbose() -> None:
     everything = [i for i in _row_ids(invoke(*one_case, "-v").output) if i in CATALOGUE]
     assert "G1" in exercised and "R5" not in exercised
     assert sorted(everything) == sorted(CATALOGUE)
+
+
+def test_the_retry_table_shows_only_with_verbose_or_a_retry_invariant_to_look_at() -> None:
+    doubling = ("-k", "retry-backoff-doubling", *IN_PROCESS)
+    resends = ("--adapter", "conformance.adapters.mutants:resend_on_http_error", *doubling)
+    assert "retries" not in invoke("run", *doubling).output
+    shown = invoke("run", *doubling, "--verbose").output
+    broken = invoke("run", *resends).output
+    for output in (shown, broken):
+        assert "retry-backoff-doubling" in _row_ids(output)
+        assert "R5 accepts" in output

@@ -32,6 +32,8 @@ from conformance.events import (
 )
 from conformance.invariants import CATALOGUE
 from conformance.invariants.evidence import Evidence
+from conformance.invariants.retry import tolerated_range
+from conformance.invariants.waits import waits
 from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, case_policy
 from conformance.oracle import expected_outcome, retry_decision, wait_bounds
 from conformance.results import RunResult
@@ -229,6 +231,23 @@ def test_r5_judges_the_gap_between_attempts(gap_ms: float, ended: HowEnded, expe
     assert verdict("R5", case) == expected
 
 
+@pytest.mark.parametrize("ended", ["complete", "stalled"])
+def test_r5_passes_exactly_the_waits_in_its_tolerated_range(ended: HowEnded) -> None:
+    built = scenario(http_error(500), ok(), policy=BACKOFF)
+
+    def case(gap_ms: float) -> Evidence:
+        requests = [record(1, 0, 10, ended=ended), record(2, 10 + gap_ms, 20 + gap_ms)]
+        return evidence(built, failed("SERVER", retry_ms=100) + succeeded(), requests)
+
+    tolerated = tolerated_range(waits(case(100))[0])
+    assert tolerated is not None
+    lower, upper = tolerated
+    assert upper > 100 and (lower is None) == (ended == "stalled")
+    assert lower is None or verdict("R5", case(lower - 1)) == "fail"
+    assert verdict("R5", case((lower or 0) + 1)) == verdict("R5", case(upper - 1)) == "pass"
+    assert verdict("R5", case(upper + 1)) == "fail"
+
+
 def test_r6_wants_retry_after_waited_and_an_over_cap_one_not_retried() -> None:
     waited = scenario(http_error(429, retry_after=1), ok())
     exact = [record(1, 0, 1), record(2, 1_002, 1_010)]
@@ -393,7 +412,7 @@ def test_results_carry_retries_optionally_and_the_summary_shows_them() -> None:
     assert [wait.after_code for wait in retry.waits] == ["SERVER", "SERVER"]
     assert all(wait.measured_ms is not None for wait in retry.waits)
     console = Console(record=True, width=200)
-    print_summary(console, result)
+    print_summary(console, result, verbose=True)
     assert "retry-500-503-then-text" in console.export_text()
     # Schema version 1 without the field (results written before it) still loads.
     document = json.loads(result.to_json())
