@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -23,7 +24,8 @@ from ..gateway.runner import (
 )
 from ..lint import RULES, Wire, attempt_wire
 from ..results import RunResult
-from .console import print_attention, print_totals
+from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
+from .console import VERDICT_STYLE, print_totals
 from .options import (
     ExitCode,
     SetupError,
@@ -112,7 +114,7 @@ def gateway(
 
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:
-    """Per rule, how many cases held, and every case the gateway broke or changed."""
+    """Per rule, how many cases held, and what the gateway broke or changed, per rule."""
     name = escape(str(result.adapter.get("name")))
     console.print(f"[bold]{name}[/] — {len(result.cases)} cases")
     table = Table("rule", "level", "statement", "fail", "non-strict", "info", "pass")
@@ -128,8 +130,26 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
             str(counts["pass"]),
         )
     console.print(table)
-    print_attention(console, result)
+    _print_findings_per_rule(console, result)
     print_totals(console, result)
+
+
+def _print_findings_per_rule(console: Console, result: RunResult) -> None:
+    """One line per rule and verdict to look at: how many cases, and the first as example."""
+    counts: Counter[tuple[str, Verdict]] = Counter()
+    examples: dict[tuple[str, Verdict], tuple[str, str]] = {}
+    for case in result.cases:
+        for rule_id, judged in case.verdicts.items():
+            if judged.verdict in ATTENTION:
+                counts[rule_id, judged.verdict] += 1
+                examples.setdefault((rule_id, judged.verdict), (case.case, judged.reason))
+    for rule_id, verdict in sorted(
+        counts, key=lambda key: (reading_order(key[0]), BY_SEVERITY.index(key[1]))
+    ):
+        count, (example, reason) = counts[rule_id, verdict], examples[rule_id, verdict]
+        where = example if count == 1 else f"{count} cases, e.g. {example}"
+        line = f"{rule_id}: {where}: {reason}"
+        console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/] {escape(line)}", highlight=False)
 
 
 @click.command()

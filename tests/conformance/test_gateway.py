@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from rich.console import Console
 
 from conformance import codes
 from conformance.cli import main
+from conformance.cli.gateway import print_gateway_summary
 from conformance.cli.options import ExitCode
 from conformance.events import BlockEnd, Event, Finish, TextBlock, ToolCallBlock, Usage
 from conformance.gateway.capture import GatewayCapture, GatewayRead
@@ -146,6 +148,15 @@ def test_reports_keep_both_transcripts_and_the_findings(faulty: RunResult) -> No
     assert [entry["id"] for entry in faulty.catalogue][:2] == ["M1", "M2"]
 
 
+def test_the_summary_rolls_findings_up_per_rule_with_one_example(faulty: RunResult) -> None:
+    console = Console(record=True, width=400)
+    print_gateway_summary(console, faulty)
+    lines = console.export_text().splitlines()
+    w2 = [line for line in lines if line.startswith("non-strict W2:")]
+    assert len(w2) == 1 and w2[0].startswith("non-strict W2: 2 cases, e.g. ")
+    assert any(line.startswith("fail M6: reset-mid-stream: ") for line in lines)
+
+
 def test_the_gateway_command_writes_reports_and_fails_on_a_meaning_change(
     tmp_path: Path,
 ) -> None:
@@ -156,7 +167,7 @@ def test_the_gateway_command_writes_reports_and_fails_on_a_meaning_change(
         arguments += ["--fixtures", str(fixture), "--idle-timeout", "1", "--report", str(tmp_path)]
         result = CliRunner().invoke(main, arguments)
     assert result.exit_code == 1, result.output
-    assert "fail reset-mid-stream M6" in result.output
+    assert "fail M6: reset-mid-stream:" in result.output
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "Upstream vs gateway" in html and "Wire-hazard findings" in html
     assert 'classname="W.W7" name="reset-mid-stream"' in (tmp_path / "junit.xml").read_text()
