@@ -9,6 +9,9 @@ sent by an adapter for an optional field is accepted and stays visible in `model
 
 import json
 import math
+import re
+from collections.abc import Mapping
+from itertools import accumulate
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -16,6 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from conformance.codes import DEFAULT_RETRYABLE_CODES, ConformanceError
 
 PROTOCOL_VERSION = 1
+# The bounds of a protocol message, checked before anything else reads it: a message outside
+# them is a protocol error, never an exception that stops the run or a results file that
+# cannot be written.
+MAX_DEPTH = 64  # nested arrays and objects (an event needs 2, a run line's request more)
+INT_RANGE = range(-(2**63), 2**63)  # integers: signed 64-bit
+# Strings: Unicode scalar values only, no lone surrogates (`"\ud800"` is valid JSON, not text).
 
 BlockType = Literal["text", "reasoning", "tool-call"]
 FinishReason = Literal["stop", "tool-calls", "max-tokens", "error", "aborted"]
@@ -275,14 +284,75 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    # The length first: converting thousands of digits is slow, or refused.
+    value = int(text) if len(text) <= _INT_CHARS else INT_RANGE.stop
+    if value not in INT_RANGE:
+        cut = "…" if len(text) > _INT_CHARS else ""
+        raise EventDecodeError(f"integer out of range (signed 64-bit): {text[:_INT_CHARS]}{cut}")
+    return value
+
+
 def _load_object(line: str | bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+        text = line if isinstance(line, str) else line.decode()
+        _check_json_depth(text)
+        payload = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise EventDecodeError(f"not valid JSON: {error}") from error
     if not isinstance(payload, dict):
         raise EventDecodeError(f"expected a JSON object, got {type(payload).__name__}")
+    check_bounds(payload)
     return payload
+
+
+def _check_json_depth(text: str) -> None:
+    """Refuse JSON text nested deeper than MAX_DEPTH before the parser recurses into it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    # What is left once strings and everything but brackets are gone; linear, C speed.
+    brackets = _NOT_BRACKETS.sub("", text)
+    if max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH:
+        raise EventDecodeError(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def check_bounds(value: object) -> None:
+    """Raise EventDecodeError if a message in its JSON form (decoded, or built by a Python
+    adapter) is outside the bounds: MAX_DEPTH, INT_RANGE, finite floats, no lone surrogates."""
+    _check_value(value, 0)
+
+
+def _check_value(value: object, depth: int) -> None:
+    if isinstance(value, str):
+        if lone := _SURROGATE.search(value):
+            raise EventDecodeError(f"lone surrogate {lone[0]!a} in a string (valid JSON, not text)")
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        if value not in INT_RANGE:
+            raise EventDecodeError(
+                f"integer out of range (signed 64-bit): {value.bit_length()} bits"
+            )
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise EventDecodeError(f"number out of range: {value}")
+    elif isinstance(value, Mapping | list | tuple):
+        if depth >= MAX_DEPTH:
+            raise EventDecodeError(f"nested deeper than {MAX_DEPTH} levels")
+        items = [*value.keys(), *value.values()] if isinstance(value, Mapping) else value
+        for item in items:
+            _check_value(item, depth + 1)
+
+
+_INT_CHARS = len(str(INT_RANGE.start))  # the longest integer in range, sign included
+_NOT_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[^][{}"]+', re.DOTALL)
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _summarise(error: ValidationError, skip: int = 0) -> str:

@@ -23,7 +23,7 @@ import httpx
 from pydantic import TypeAdapter, ValidationError
 
 from ..codes import ConformanceError
-from ..events import End, Event, EventBase, Hello, RunCase, Thrown
+from ..events import End, Event, EventBase, EventDecodeError, Hello, RunCase, Thrown, check_bounds
 from ..verdicts import CaseStatus
 
 GRACE_S = 2.0  # added to a case's timeout_s before the runner gives up on the adapter
@@ -90,6 +90,10 @@ def load_python_adapter(target: str, options: object) -> PythonAdapterSession:
         raise AdapterLoadError(f"cannot load {target}: {type(error).__name__}: {error}") from error
     if not isinstance(adapter, PythonAdapter) or not isinstance(adapter.hello, Hello):
         raise AdapterLoadError(f"{target} must return an object with `hello` (Hello) and `run`")
+    try:
+        check_bounds(adapter.hello.model_dump())
+    except EventDecodeError as error:
+        raise AdapterLoadError(f"{target}: bad hello: {error}") from None
     return PythonAdapterSession(adapter)
 
 
@@ -125,8 +129,8 @@ class PythonAdapterSession:
             run.status, run.detail = "protocol-error", str(error)
             return
         except Exception as error:  # the adapter raised: that is its outcome, not ours
-            run.events.append(Thrown(message=f"{type(error).__name__}: {error}"))
-            run.stderr = _traceback_tail(error)
+            run.events.append(Thrown(message=_as_text(f"{type(error).__name__}: {error}")))
+            run.stderr = _as_text(_traceback_tail(error))
         if not run.events or not isinstance(run.events[-1], End):
             run.events.append(End())
 
@@ -144,6 +148,12 @@ def _traceback_tail(error: BaseException) -> str:
     return "\n".join(lines[-TRACEBACK_LINES:])
 
 
+def _as_text(message: str) -> str:
+    """``message`` with any lone surrogate written as an escape (``\\ud800``): text that
+    can be stored and printed."""
+    return message.encode("utf-8", "backslashreplace").decode()
+
+
 class _ProtocolError(ConformanceError):
     """An item a Python adapter yielded that is not an event."""
 
@@ -153,7 +163,10 @@ def _as_event(item: object) -> Event:
     # A model built with `code=None` sends no JSON null: G8 judges wire JSON only.
     data = item.model_dump(exclude_none=True) if isinstance(item, EventBase) else item
     try:
+        check_bounds(data)  # before anything prints or stores it
         return _EVENTS.validate_python(data)
+    except EventDecodeError as error:
+        raise _ProtocolError(f"not an event: {error}") from error
     except ValidationError as error:
         raise _ProtocolError(f"not an event: {item!r:.200}") from error
 

@@ -6,6 +6,8 @@ import pytest
 
 from conformance.codes import DEFAULT_RETRYABLE_CODES
 from conformance.events import (
+    INT_RANGE,
+    MAX_DEPTH,
     BlockEnd,
     BlockStart,
     Capabilities,
@@ -140,6 +142,51 @@ def test_error_finish_requires_a_code() -> None:
 def test_invalid_lines_raise_event_decode_error(line: str, match: str) -> None:
     with pytest.raises(EventDecodeError, match=match):
         parse_event_line(line)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HUGE_INT = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        (f'{{"type": "text-delta", "index": {DEEP}, "text": "x"}}', "nested deeper than 64"),
+        ("{" * 100_000, "nested deeper than 64"),
+        (f'{{"type": "usage", "input_tokens": {HUGE_INT}, "output_tokens": 1}}', "out of range"),
+        ('{"type": "usage", "input_tokens": 9223372036854775808, "output_tokens": 1}', "range"),
+        ('{"type": "thrown", "message": "\\ud800"}', "lone surrogate"),
+        ('{"type": "thrown", "message": "x", "\\udfff": 1}', "lone surrogate"),
+        (b'{"type": "thrown", "message": "\xed\xa0\x80"}', "not valid JSON"),
+    ],
+)
+def test_lines_outside_the_bounds_raise_event_decode_error(line: str | bytes, match: str) -> None:
+    with pytest.raises(EventDecodeError, match=match):
+        parse_event_line(line)
+
+
+def test_a_hello_outside_the_bounds_raises_event_decode_error() -> None:
+    hello = '{"type": "hello", "protocol": %s, "name": "n", "version": "1", "capabilities": {}}'
+    with pytest.raises(EventDecodeError, match="out of range"):
+        parse_hello_line(hello % HUGE_INT)
+    with pytest.raises(EventDecodeError, match="nested deeper"):
+        parse_hello_line(hello % DEEP)
+
+
+def test_lines_within_the_bounds_parse() -> None:
+    nested = "[" * (MAX_DEPTH - 2) + "]" * (MAX_DEPTH - 2)  # in the run line and its request
+    brackets = "[{" * 100  # inside a string: text, not nesting
+    assert parse_event_line(f'{{"type": "thrown", "message": "{brackets}"}}')
+    run_line = json.loads(RUN_LINE) | {"request": {"tools": json.loads(nested)}}
+    assert parse_run_line(json.dumps(run_line)).request
+    usage = parse_event_line(
+        '{"type": "usage", "input_tokens": -9223372036854775808, '
+        '"output_tokens": 9223372036854775807}'
+    )
+    assert usage == Usage(input_tokens=INT_RANGE.start, output_tokens=INT_RANGE.stop - 1)
+    assert parse_event_line('{"type": "thrown", "message": "\\ud83d\\ude00"}') == Thrown(
+        message="\U0001f600"
+    )
 
 
 def test_event_decode_error_is_a_value_error() -> None:

@@ -39,6 +39,9 @@ MISBEHAVIOURS: dict[str, CaseStatus] = {  # a word in the case id -> how the cas
     "other": "protocol-error",  # an event for another case id
     "flood": "protocol-error",  # more events than the cap, then `end`
     "flood-forever": "protocol-error",  # events past the cap, never `end` (then a timeout)
+    "deep": "protocol-error",  # JSON nested 100 000 deep
+    "bigint": "protocol-error",  # an integer of 5 000 digits
+    "surrogate": "protocol-error",  # a lone surrogate in a string: valid JSON, not text
 }
 # Quick bundled cases (no retry waits or stalls), one after each misbehaving case.
 NORMAL = [
@@ -109,8 +112,9 @@ def test_every_misbehaviour_is_recorded_and_its_neighbours_are_judged() -> None:
             if verdict.verdict in ("fail", "non-strict")
         }
         assert failures == {}, f"{normal.case} after {hostile.case}"
-    # Whatever the adapter printed, the results stay small: lines are quoted, not kept.
-    assert len(result.to_json()) < 2_000_000
+    # Whatever the adapter printed, the results stay small (lines are quoted, not kept) and
+    # can be written as UTF-8.
+    assert len(result.to_json().encode()) < 2_000_000
 
 
 def test_a_restart_that_never_greets_makes_the_rest_of_the_run_crashes(tmp_path: Path) -> None:

@@ -15,12 +15,17 @@ suite can be judged around the misbehaving cases:
     flood-forever  prints events for ever, never `end`
     flood          prints FLOOD_EVENTS events, then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
+    deep           prints an event nested 100 000 arrays deep, then finishes correctly
+    bigint         prints an event with a 5 000-digit integer, then finishes correctly
+    surrogate      prints a `thrown` event whose message is a lone surrogate (valid JSON),
+                   then finishes correctly
 
 Flags: --no-hello (never greets), --protocol N (greets with that version),
 --hello-once PATH (greets only if PATH does not exist, creating it: every restart fails),
 --silent-restart PATH (the same, but a restart stays alive and silent instead of exiting),
 --ignore-eof (keeps running after stdin closes, until a signal ends it),
---delegate (normal cases are run by the example adapter, with its capabilities).
+--delegate (normal cases are run by the example adapter, with its capabilities),
+--hello-name NAME (greets with that name).
 """
 
 import importlib.util
@@ -100,6 +105,23 @@ def stderr(case: str) -> None:
     finish(case)
 
 
+def deep(case: str) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    sys.stdout.write(f'{{"case": "{case}", "type": "text-delta", "index": {nested}}}\n')
+    finish(case)
+
+
+def bigint(case: str) -> None:
+    sys.stdout.write(f'{{"case": "{case}", "type": "usage", "input_tokens": {"9" * 5000}, ')
+    sys.stdout.write('"output_tokens": 1}\n')
+    finish(case)
+
+
+def surrogate(case: str) -> None:
+    emit({"case": case, "type": "thrown", "message": "\ud800"})  # json.dumps writes \ud800
+    finish(case)
+
+
 def load_example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("example_adapter", EXAMPLE)
     assert spec is not None and spec.loader is not None
@@ -128,6 +150,12 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         flood(case, FLOOD_EVENTS)
     elif "stderr" in case:
         stderr(case)
+    elif "deep" in case:
+        deep(case)
+    elif "bigint" in case:
+        bigint(case)
+    elif "surrogate" in case:
+        surrogate(case)
     elif example is not None:
         example.run_case(message, lambda event: emit({"case": case, **event}))
         emit({"case": case, "type": "end"})
@@ -155,7 +183,7 @@ def greet(args: list[str], example: ModuleType | None) -> bool:
         {
             "type": "hello",
             "protocol": protocol,
-            "name": "hostile",
+            "name": args[args.index("--hello-name") + 1] if "--hello-name" in args else "hostile",
             "version": "0.0.1",
             "capabilities": capabilities,
         }
