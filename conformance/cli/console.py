@@ -5,6 +5,7 @@ Adapter- and stream-supplied text reaches the terminal through here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -25,6 +26,20 @@ VERDICT_STYLE: dict[Verdict, str] = {
     "n/a": "dim",
     "fail": "bold red",
 }
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # C0, DEL, C1, lone surrogates
+
+
+def visible(text: str) -> str:
+    """Adapter- or stream-supplied ``text`` as rich markup that prints it literally: markup
+    escaped, control characters shown as escapes (``\\x1b``, ``\\n``), never interpreted."""
+    return escape(controls_shown(text))
+
+
+def controls_shown(text: str) -> str:
+    """``text`` with control characters and lone surrogates written as Python escapes."""
+    return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 def transient_progress(detail: str) -> Progress:
@@ -51,7 +66,7 @@ def print_summary(
     to look at, and the totals."""
     hello = result.adapter
     console.print(
-        f"[bold]{escape(str(hello['name']))}[/] {escape(str(hello['version']))} — "
+        f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
         f"{len(result.cases)} cases, {result.contract} contract"
     )
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
@@ -61,7 +76,7 @@ def print_summary(
         known = CATALOGUE.get(invariant_id)
         level = known.level_in(result.contract) if known else "?"
         cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
-        table.add_row(escape(invariant_id), level, *cells)
+        table.add_row(visible(invariant_id), level, *cells)
     console.print(table)
     _print_retries(console, result, verbose=verbose)
     print_attention(console, result)
@@ -91,7 +106,7 @@ def _print_retries(console: Console, result: RunResult, *, verbose: bool) -> Non
         seen, expected = case.retry.attempts_seen, case.retry.attempts_expected
         requests = str(seen) if seen == expected else f"{seen} (expected {expected})"
         waits = "\n".join(_wait_cell(wait) for wait in case.retry.waits) or "·"
-        table.add_row(escape(case.case), requests, waits)
+        table.add_row(visible(case.case), requests, waits)
     console.print(table)
 
 
@@ -125,7 +140,7 @@ def print_attention(console: Console, result: RunResult) -> None:
             if verdict.verdict in ATTENTION:
                 style = VERDICT_STYLE[verdict.verdict]
                 line = f"{case.case} {rule_id}: {verdict.reason}"
-                console.print(f"[{style}]{verdict.verdict}[/] {escape(line)}", highlight=False)
+                console.print(f"[{style}]{verdict.verdict}[/] {visible(line)}", highlight=False)
 
 
 def print_totals(console: Console, result: RunResult, diff: BaselineDiff | None = None) -> None:
@@ -151,7 +166,7 @@ def render_kill_table(rows: Sequence[KillRow]) -> Table:
         cut_off = f"\n[yellow]{len(row.timed_out)} cut off[/]" if row.timed_out else ""
         table.add_row(
             f"{row.mutant}\n{status}",
-            escape(row.bug),
+            visible(row.bug),
             ", ".join(row.targets),
             "\n".join(killed_by),
             ", ".join(others) or "·",

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
@@ -25,7 +24,7 @@ from ..gateway.runner import (
 from ..lint import RULES, Wire, attempt_wire
 from ..results import RunResult
 from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
-from .console import VERDICT_STYLE, print_totals
+from .console import VERDICT_STYLE, print_totals, visible
 from .options import (
     ExitCode,
     SetupError,
@@ -115,7 +114,7 @@ def gateway(
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:
     """Per rule, how many cases held, and what the gateway broke or changed, per rule."""
-    name = escape(str(result.adapter.get("name")))
+    name = visible(str(result.adapter.get("name")))
     console.print(f"[bold]{name}[/] — {len(result.cases)} cases")
     table = Table("rule", "level", "statement", "fail", "non-strict", "info", "pass")
     entries = {entry["id"]: entry for entry in result.catalogue}
@@ -149,7 +148,7 @@ def _print_findings_per_rule(console: Console, result: RunResult) -> None:
         count, (example, reason) = counts[rule_id, verdict], examples[rule_id, verdict]
         where = example if count == 1 else f"{count} cases, e.g. {example}"
         line = f"{rule_id}: {where}: {reason}"
-        console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/] {escape(line)}", highlight=False)
+        console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/] {visible(line)}", highlight=False)
 
 
 @click.command()

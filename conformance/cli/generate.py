@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 import click
 import hypothesis
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from fakeprovider.fixtures import fixture_yaml
@@ -32,7 +31,7 @@ from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
-from .console import VERDICT_STYLE, transient_progress
+from .console import VERDICT_STYLE, transient_progress, visible
 from .options import (
     SetupError,
     contract_option,
@@ -152,7 +151,7 @@ def fuzz(
         runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
         _line(
             console,
-            f"[bold]{escape(runner.session.hello.name)}[/] over {runner.transport}; "
+            f"[bold]{visible(runner.session.hello.name)}[/] over {runner.transport}; "
             f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
         )
         for family in chosen or known:
@@ -164,8 +163,8 @@ def fuzz(
             _print_family(console, run)
             if run.failure is not None and save_failures is not None:
                 path = save_failure(run.failure, save_failures, seed, profile, runner.invocation)
-                _line(console, escape(f"  saved: {path}"))
-                _line(console, escape(f"  replay: conformance replay {path} {runner.invocation}"))
+                _line(console, visible(f"  saved: {path}"))
+                _line(console, visible(f"  replay: conformance replay {path} {runner.invocation}"))
     console.print(_summary(runs))
     exit_judged(not all(run.passed for run in runs))
 
@@ -205,7 +204,7 @@ def _print_family(console: Console, run: FamilyRun) -> None:
     _line(console, f"[bold red]FAILED[/] {head}{flaky}; shrunk to {size} ({failure.scenario.id})")
     for breach in failure.breaches:
         verdict = f"[{VERDICT_STYLE[breach.verdict]}]{breach.verdict}[/]"
-        _line(console, f"  {verdict} {breach.invariant}: {escape(breach.reason)}")
+        _line(console, f"  {verdict} {breach.invariant}: {visible(breach.reason)}")
 
 
 def _summary(runs: list[FamilyRun]) -> Table:
@@ -286,11 +285,11 @@ def replay(
 def _print_verdicts(console: Console, result: CaseResult, contract: Contract) -> None:
     """One line per verdict, as `conformance run` prints failures."""
     ended = "" if result.status == "completed" else f" ({result.status}: {result.detail})"
-    _line(console, f"[bold]{escape(result.case)}[/]{escape(ended)}")
+    _line(console, f"[bold]{visible(result.case)}[/]{visible(ended)}")
     for name in sorted(result.verdicts, key=reading_order):
         verdict = result.verdicts[name]
         level = CATALOGUE[name].level_in(contract) if name in CATALOGUE else "?"
-        reason = f": {escape(verdict.reason)}" if verdict.reason else ""
+        reason = f": {visible(verdict.reason)}" if verdict.reason else ""
         _line(
             console,
             f"  [{VERDICT_STYLE[verdict.verdict]}]{verdict.verdict}[/] {name} ({level}){reason}",

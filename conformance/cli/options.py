@@ -19,6 +19,7 @@ from ..options import bundled_fixtures
 from ..report import write_reports
 from ..results import RunResult
 from ..verdicts import CONTRACTS
+from .console import controls_shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +51,10 @@ class SetupError(ConformanceError, click.ClickException):
     """The run could not start: the adapter, the gateway or a port."""
 
     exit_code = ExitCode.SETUP_ERROR
+
+    def format_message(self) -> str:
+        # It may quote the adapter's hello line and stderr: shown, never run by the terminal.
+        return "\n".join(controls_shown(line) for line in self.message.split("\n"))
 
 
 def exit_judged(failed: bool) -> NoReturn:

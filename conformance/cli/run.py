@@ -18,7 +18,7 @@ from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
-from .console import print_summary, transient_progress
+from .console import print_summary, transient_progress, visible
 from .generate import generated_cases
 from .options import (
     InputError,
@@ -151,10 +151,10 @@ async def _run(
     session = await _open_session(target, command, options)
     try:
         with transient_progress("{task.fields[case]}") as progress:
-            task = progress.add_task(session.hello.name, total=len(scenarios), case="")
+            task = progress.add_task(visible(session.hello.name), total=len(scenarios), case="")
 
             def advance(case: CaseResult) -> None:
-                progress.update(task, advance=1, case=case.case)
+                progress.update(task, advance=1, case=visible(case.case))
 
             return await run_suite(
                 session,

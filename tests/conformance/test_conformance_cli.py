@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,9 @@ from conformance.cli import main
 from conformance.invariants import CATALOGUE
 from conformance.results import RunResult
 from conformance.verdicts import FAMILY_TITLES, family_of
+
+sys.path.insert(0, str(Path(__file__).parent / "adapters_hostile"))
+from hostile_adapter import MARKUP
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = f"python {REPO / 'tests/conformance/adapters_hostile/hostile_adapter.py'}"
@@ -230,3 +235,71 @@ def test_the_retry_table_shows_only_with_verbose_or_a_retry_invariant_to_look_at
     for output in (shown, broken):
         assert "retry-backoff-doubling" in _row_ids(output)
         assert "R5 accepts" in output
+
+
+HOSTILE = Path(__file__).parent / "adapters_hostile" / "hostile_adapter.py"
+STARTER = Path(__file__).parents[2] / "conformance" / "fixtures" / "starter"
+
+
+def hostile(*flags: str) -> str:
+    return shlex.join([sys.executable, str(HOSTILE), "--hello-name", MARKUP, *flags])
+
+
+def markup_fixture(tmp_path: Path) -> Path:
+    """A starter fixture renamed so that the hostile adapter throws MARKUP on it."""
+    text = (STARTER / "empty-stop-with-usage.yaml").read_text()
+    path = tmp_path / "c-markup.yaml"
+    path.write_text(text.replace("id: empty-stop-with-usage", "id: c-markup"))
+    return path
+
+
+def assert_literal(output: str) -> None:
+    """MARKUP was printed as text: its brackets shown, its escapes visible, nothing run
+    (rich's own styling, in a terminal, is no concern)."""
+    for raw in ("\x1b]0;pwned", "\x07", "\x1b[2J", "\x1b]8;"):  # title, bell, clear, link
+        assert raw not in output
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in output
+    assert "[/] [link=https://evil.example]click[/link]" in output
+
+
+def test_run_prints_an_adapters_name_and_messages_literally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal: the progress bar shows the name
+    monkeypatch.setenv("NO_COLOR", "1")
+    fixture = markup_fixture(tmp_path)
+    results = tmp_path / "results.json"
+
+    result = CliRunner().invoke(
+        main,
+        ["run", "--adapter-cmd", hostile(), "--fixtures", str(fixture), "--json", str(results)],
+    )
+
+    assert result.exit_code == 1, result.output
+    assert_literal(result.output)
+    assert RunResult.from_json(results.read_bytes()).adapter["name"] == MARKUP
+
+
+def test_replay_and_fuzz_print_an_adapters_name_and_messages_literally(tmp_path: Path) -> None:
+    fixture = markup_fixture(tmp_path)
+
+    replayed = CliRunner().invoke(main, ["replay", str(fixture), "--adapter-cmd", hostile()])
+    fuzzed = CliRunner().invoke(
+        main, ["fuzz", "--adapter-cmd", hostile(), "--family", "G", "--max-examples", "1"]
+    )
+
+    assert replayed.exit_code == 1, replayed.output
+    assert_literal(replayed.output)
+    assert fuzzed.exit_code in (0, 1), fuzzed.output
+    assert "\x1b" not in fuzzed.output
+    assert "[/] [link=https://evil.example]click[/link] \\x1b]0;pwned" in fuzzed.output
+
+
+def test_a_failed_handshake_shows_the_adapters_stderr_literally() -> None:
+    command = shlex.join([sys.executable, "-c", f"import sys; sys.stderr.write({MARKUP!r})"])
+
+    result = CliRunner().invoke(main, ["run", "--adapter-cmd", command])
+
+    assert result.exit_code == 3
+    assert "\x1b" not in result.output
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in result.output

@@ -19,6 +19,8 @@ suite can be judged around the misbehaving cases:
     bigint         prints an event with a 5 000-digit integer, then finishes correctly
     surrogate      prints a `thrown` event whose message is a lone surrogate (valid JSON),
                    then finishes correctly
+    markup         prints a `thrown` event whose message is MARKUP (rich markup, a link,
+                   terminal escapes), then `end`
 
 Flags: --no-hello (never greets), --protocol N (greets with that version),
 --hello-once PATH (greets only if PATH does not exist, creating it: every restart fails),
@@ -38,6 +40,8 @@ from pathlib import Path
 from types import ModuleType
 
 FLOOD_EVENTS = 20_000
+# Text a terminal must show literally: rich markup, a link, a window title, a clear screen.
+MARKUP = "[/] [link=https://evil.example]click[/link] \x1b]0;pwned\x07\x1b[2J[bold]"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "python-adapter" / "adapter.py"
 
 
@@ -122,6 +126,11 @@ def surrogate(case: str) -> None:
     finish(case)
 
 
+def markup(case: str) -> None:
+    emit({"case": case, "type": "thrown", "message": MARKUP})
+    emit({"case": case, "type": "end"})
+
+
 def load_example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("example_adapter", EXAMPLE)
     assert spec is not None and spec.loader is not None
@@ -156,6 +165,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         bigint(case)
     elif "surrogate" in case:
         surrogate(case)
+    elif "markup" in case:
+        markup(case)
     elif example is not None:
         example.run_case(message, lambda event: emit({"case": case, **event}))
         emit({"case": case, "type": "end"})
