@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).parent / "adapters_hostile"))
 from hostile_adapter import MARKUP
 
 REPO = Path(__file__).resolve().parents[2]
-HOSTILE = f"python {REPO / 'tests/conformance/adapters_hostile/hostile_adapter.py'}"
+HOSTILE_PATH = "tests/conformance/adapters_hostile/hostile_adapter.py"
+HOSTILE = f"python {REPO / HOSTILE_PATH}"
 
 
 def invoke(*args: str) -> Result:
@@ -237,12 +238,11 @@ def test_the_retry_table_shows_only_with_verbose_or_a_retry_invariant_to_look_at
         assert "R5 accepts" in output
 
 
-HOSTILE = Path(__file__).parent / "adapters_hostile" / "hostile_adapter.py"
-STARTER = Path(__file__).parents[2] / "conformance" / "fixtures" / "starter"
+STARTER = REPO / "conformance" / "fixtures" / "starter"
 
 
 def hostile(*flags: str) -> str:
-    return shlex.join([sys.executable, str(HOSTILE), "--hello-name", MARKUP, *flags])
+    return shlex.join([sys.executable, str(REPO / HOSTILE_PATH), "--hello-name", MARKUP, *flags])
 
 
 def markup_fixture(tmp_path: Path) -> Path:
