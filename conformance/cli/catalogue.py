@@ -7,13 +7,23 @@ from rich.console import Console
 from rich.table import Table
 
 from ..invariants import CATALOGUE
+from ..report.reference import render_invariant_reference
 from ..verdicts import CONTRACTS, reading_order
 
 
 @click.command("list")
-def list_invariants() -> None:
-    """Print the invariant catalogue in INVARIANTS.md's order, with each invariant's level
-    under each contract."""
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="Print the full reference (invariants, their fixtures, the quirks) as Markdown: "
+    "the text of docs/invariants.md.",
+)
+def list_invariants(markdown: bool) -> None:
+    """Print the invariant catalogue in reading order, with each invariant's level under
+    each contract."""
+    if markdown:
+        click.echo(render_invariant_reference(), nl=False)
+        return
     table = Table("id", *CONTRACTS, "needs", "statement", "source", show_lines=False)
     for invariant_id in sorted(CATALOGUE, key=reading_order):
         invariant = CATALOGUE[invariant_id]
