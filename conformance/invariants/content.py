@@ -15,7 +15,10 @@ from .evidence import (
 )
 from .registry import Judgement, breached, invariant
 
-HARNESS = "harness: DeepSeek translator (llm-deepseek/src/translate.ts)"
+HARNESS = (
+    "the harness the notes come from (its DeepSeek translator); "
+    "examples/README.md#what-each-attempt-does"
+)
 
 
 def _success(wanted: ExpectedAttempt) -> bool:
@@ -86,7 +89,7 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
     "MUST",
     "Usage is disjoint (input excludes cached tokens) and the last non-null usage wins "
     "(interop: the wire's own input figure passes).",
-    source=HARNESS + " (mapUsage)",
+    source=HARNESS + " (usage)",
     needs=("usage",),
     reads=("usage",),
 )

@@ -7,7 +7,10 @@ from .common import expected_failure, has_feature, judge_attempts, same_outcome
 from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, invariant
 
-NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
+NOTE = (
+    "harness note: empty model completions are retryable EMPTY_RESPONSE failures; "
+    "examples/README.md#what-each-attempt-does"
+)
 
 
 @invariant(

@@ -7,7 +7,10 @@ from .common import expected_failure, has_feature, judge_attempts, same_outcome
 from .evidence import Evidence, ObservedAttempt, outcome_difference
 from .registry import Judgement, breached, held, invariant, weaker
 
-WHATWG = "WHATWG HTML: server-sent events, event stream interpretation"
+WHATWG = (
+    "WHATWG HTML, event stream interpretation: "
+    "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation"
+)
 
 
 @invariant(
@@ -25,7 +28,7 @@ def check_line_endings(evidence: Evidence) -> Judgement | None:
     "MUST",
     "The result is independent of how bytes are split into network writes (inside data:, "
     "the blank line, or a multi-byte character).",
-    source=WHATWG + "; anchors I5, I6",
+    source=WHATWG + "; quirks I5, I6 (docs/invariants.md#provider-quirks)",
 )
 def check_write_splits(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
@@ -38,7 +41,7 @@ def check_write_splits(evidence: Evidence) -> Judgement | None:
     "MUST",
     "Comments, event/id/retry/unknown fields, data: with or without a space, multi-line "
     "data and a leading BOM do not change payloads.",
-    source=WHATWG + "; anchors I1-I4",
+    source=WHATWG + "; quirks I1-I4 (docs/invariants.md#provider-quirks)",
 )
 def check_field_parsing(evidence: Evidence) -> Judgement | None:
     features = (
@@ -51,7 +54,12 @@ def check_field_parsing(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature(*features), same_outcome)
 
 
-@invariant("S4", "MUST", "Nothing after [DONE] is read.", source="harness: sse.ts stops at [DONE]")
+@invariant(
+    "S4",
+    "MUST",
+    "Nothing after [DONE] is read.",
+    source="the harness's SSE reader stops at [DONE]; examples/README.md#what-each-attempt-does",
+)
 def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("after-done"), same_outcome)
 
@@ -61,7 +69,8 @@ def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
     "MUST",
     "A stream that ends before a complete [DONE] event is a STREAM_CLOSED failure, never a "
     "success (interop: after its finish arrived, reading it as complete is recorded).",
-    source="harness: sse.ts (SSE stream ended without [DONE])",
+    source="the harness's SSE reader (stream ended without [DONE]); "
+    "examples/README.md#what-each-attempt-does",
     reads=("finish",),
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
@@ -91,7 +100,8 @@ def _closed_before_done(
     "MUST",
     "A payload that is not JSON is a MALFORMED_RESPONSE failure; a comment re-wrapped as "
     "data (data: : …) may be skipped or refused so.",
-    source="harness: translate.ts (malformed SSE payload)",
+    source="the harness's translator (malformed SSE payload); "
+    "examples/README.md#what-each-attempt-does",
     reads=("finish",),
 )
 def check_non_json_payload(evidence: Evidence) -> Judgement | None:
@@ -102,7 +112,7 @@ def check_non_json_payload(evidence: Evidence) -> Judgement | None:
     "S7",
     "SHOULD",
     'A mid-stream {"error": …} payload is surfaced as a failure, not an empty or partial success.',
-    source="anchors J1-J3 (the harness ignores it: recorded)",
+    source="quirks J1-J3 (docs/invariants.md#provider-quirks); the harness ignores it: recorded",
     reads=("finish",),
 )
 def check_error_object_surfaced(evidence: Evidence) -> Judgement | None:

@@ -21,7 +21,7 @@ from ..events import (
 from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, held, invariant
 
-GRAMMAR = "harness: StreamChunk grammar (llm/src/invariant.ts), ADAPTER-PROTOCOL events"
+GRAMMAR = "the harness's event grammar; examples/README.md#the-protocol-in-five-steps"
 _DELTA_TYPES = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
 _AFTER_FINISH = ("retry", "end")
 
@@ -231,7 +231,8 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
     "G8",
     "SHOULD",
     "Optional fields are absent, not null.",
-    source="ADAPTER-PROTOCOL events; harness invariant.ts (optional keys omitted)",
+    source="the harness's event grammar (optional keys omitted); "
+    "examples/README.md#what-each-attempt-does",
     reads=(),
 )
 def check_no_null_fields(evidence: Evidence) -> Judgement:

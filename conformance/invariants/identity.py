@@ -15,7 +15,10 @@ from .evidence import (
 )
 from .registry import Judgement, breached, held, invariant, weaker
 
-NOTE = "note: streamed tool-call identity survives empty continuation deltas"
+NOTE = (
+    "harness note: streamed tool-call identity survives empty continuation deltas; "
+    "examples/README.md#what-each-attempt-does"
+)
 
 
 def _same_calls(

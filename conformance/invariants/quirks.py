@@ -15,7 +15,7 @@ from .common import judge_attempts, same_outcome
 from .evidence import Evidence, tool_calls
 from .registry import Judgement, held, invariant
 
-SOURCE = "INVARIANTS.md §Q; anchors.md §3"
+SOURCE = "README.md#provider-quirks-and-profiles; docs/invariants.md#provider-quirks"
 
 
 @invariant(

@@ -50,9 +50,9 @@ from .registry import Judgement, breached, held, invariant
 from .transport import RETRY_AFTER_DATE_TOLERANCE_MS
 from .waits import Wait, announcements, waits
 
-EXECUTOR = "harness: llm-retry executor (harness-contract §d.3)"
-EMPTY_NOTE = "note: empty model completions are retryable EMPTY_RESPONSE failures"
-IDENTITY_NOTE = "note: streamed tool-call identity survives empty continuation deltas"
+EXECUTOR = "the harness's retry executor; examples/README.md#what-each-attempt-does"
+EMPTY_NOTE = "harness note: empty model completions are retryable EMPTY_RESPONSE failures"
+IDENTITY_NOTE = "harness note: streamed tool-call identity survives empty continuation deltas"
 
 # Timing is measured at the provider (see conformance.invariants.waits): the gap between the
 # end of attempt n's response and the arrival of request n+1 can only exceed the adapter's
@@ -165,7 +165,7 @@ def _out_of_time(evidence: Evidence, policy: RetryPolicy, failed: ExpectedAttemp
     "MUST",
     "A failure whose code is in the policy's retryable set is retried; any other code is "
     "not (the provider sees exactly one request).",
-    source=EXECUTOR + " step 2; harness-contract R-3",
+    source=EXECUTOR + " (which codes are retried)",
     needs=("retry",),
     reads=("finish",),
 )
@@ -182,7 +182,7 @@ def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     "MUST",
     "At most max_retries retries; when the budget is exhausted the outcome is an explicit "
     "failure with the last attempt's code, never an empty success.",
-    source=EXECUTOR + " step 4; harness-contract R-4, R-12; " + EMPTY_NOTE,
+    source=EXECUTOR + " (retries left); " + EMPTY_NOTE,
     needs=("retry",),
     reads=("finish",),
 )
@@ -240,7 +240,7 @@ def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy)
     "MUST",
     "With the default policy EMPTY_RESPONSE and MALFORMED_TOOL_CALL are retried; removing a "
     "code from retryable_codes stops its retries.",
-    source=EMPTY_NOTE + "; " + IDENTITY_NOTE + "; harness-contract R-2, R-11, R-19",
+    source=EMPTY_NOTE + "; " + IDENTITY_NOTE + "; " + EXECUTOR,
     needs=("retry",),
     reads=("finish",),
 )
@@ -261,8 +261,8 @@ def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | Non
     "R4",
     "MUST",
     "The retried request body is byte-identical to the first.",
-    source='harness-contract R-9 and retry.spec "keeps failed error text and partial output '
-    'out of every retried model context"',
+    source="the harness's retry tests: \"keeps failed error text and partial output out of "
+    'every retried model context"; ' + EXECUTOR,
     needs=("retry",),
     reads=(),
 )
@@ -360,7 +360,8 @@ def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
     "MUST",
     "The wait before retry n is ≥ min(initial·2^(n-1), max)·(1-jitter) and ≤ that "
     "bound·(1+jitter), measured at the provider.",
-    source=EXECUTOR + " step 6; ADAPTER-PROTOCOL retry; harness-contract R-5",
+    source=EXECUTOR
+    + " (the wait); examples/README.md#the-protocol-in-five-steps (retries are announced)",
     needs=("retry",),
     reads=(),
 )
@@ -382,7 +383,7 @@ def _retry_after_tolerance(wait: Wait) -> float:
     "R6",
     "SHOULD",
     "Retry-After ≤ max_delay is waited exactly; above it, the failure is not retried.",
-    source=EXECUTOR + " step 6; harness-contract R-6 and finding 6",
+    source=EXECUTOR + " (the wait)",
     needs=("retry",),
     reads=(),
 )
@@ -492,8 +493,8 @@ def _describe_calls(calls: list[ToolCallBlock]) -> str:
     "MUST",
     "Nothing of a discarded attempt reaches the caller-visible outcome: no duplicated text "
     "prefix, no phantom or merged tool call, no executed partial arguments.",
-    source="harness-contract §d.6, R-10; anchors K1 (replayed prefix), K2 (phantom call), "
-    "K3 (duplicated tokens)",
+    source="the harness's retry executor; quirks K1 (replayed prefix), K2 (phantom call), "
+    "K3 (duplicated tokens) (docs/invariants.md#provider-quirks)",
     needs=("retry",),
 )
 def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
@@ -514,7 +515,8 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
     "R8",
     "MUST",
     "The caller-visible outcome equals the expected outcome of the successful attempt.",
-    source="harness-contract §d.5, R-9, R-10",
+    source="the harness's retry executor; "
+    "examples/README.md#the-protocol-in-five-steps (the outcome after the last retry)",
     needs=("retry",),
 )
 def check_visible_outcome(evidence: Evidence) -> Judgement | None:
@@ -609,8 +611,8 @@ def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
     "SHOULD",
     "A discarded attempt's usage is reported before its failure (billed tokens stay "
     "visible); each retry is announced with attempt number, code and delay.",
-    source=IDENTITY_NOTE + " (yielded, not thrown, to keep usage); harness-contract §d.4, "
-    "§d.7, R-15",
+    source="harness note: a failure is yielded, not thrown, to keep its usage; "
+    "examples/README.md#what-each-attempt-does",
     needs=("retry",),
     reads=("finish", "usage"),
 )

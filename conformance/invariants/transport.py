@@ -7,7 +7,10 @@ from .common import expected_failure, has_feature, judge_attempts
 from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, held, invariant, weaker
 
-ADAPTER = "harness: DeepSeek adapter HTTP handling (llm-deepseek/src/adapter.ts)"
+ADAPTER = (
+    "the harness the notes come from (its DeepSeek adapter's HTTP handling); "
+    "examples/README.md#what-each-attempt-does"
+)
 # A stalled attempt may take the idle timeout plus this much before the adapter gives up:
 # generous, because a loaded 2-core CI machine schedules late.
 STALL_GRACE_S = 2.0
@@ -23,7 +26,7 @@ RETRY_AFTER_SECONDS_TOLERANCE_MS = 1.0
     "HTTP status mapping: 401/403→AUTH, quota wording→QUOTA, 429→RATE_LIMIT, 400 with "
     "context-length wording→CONTEXT_WINDOW_EXCEEDED, 400/413→INVALID_REQUEST, ≥500→SERVER, "
     "else HTTP_<status>.",
-    source=ADAPTER + " (httpErrorCode)",
+    source=ADAPTER + " (status to code)",
     needs=("error_codes",),
     reads=("finish",),
 )
@@ -35,7 +38,7 @@ def check_status_mapping(evidence: Evidence) -> Judgement | None:
     "H2",
     "SHOULD",
     "Retry-After (seconds or HTTP date) is read; zero, past or unparsable is ignored.",
-    source=ADAPTER + " (providerRetryAfterMs)",
+    source=ADAPTER + " (Retry-After)",
     needs=("retry",),
     reads=(),
 )
@@ -76,7 +79,7 @@ def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     "H4",
     "MUST",
     "A stalled body fails with TIMEOUT within the idle timeout, and the connection is closed.",
-    source=ADAPTER + " (idle watchdog); anchors J6",
+    source=ADAPTER + " (idle watchdog); quirk J6 (docs/invariants.md#provider-quirks)",
     reads=("finish",),
 )
 def check_stall_times_out(evidence: Evidence) -> Judgement | None:
@@ -103,7 +106,8 @@ def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     "H5",
     "MUST",
     "One attempt makes exactly one HTTP request.",
-    source="harness: llm-retry (one adapter stream per attempt)",
+    source="the harness's retry executor (one adapter stream per attempt); "
+    "examples/README.md#what-each-attempt-does",
     reads=(),
 )
 def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
