@@ -8,21 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from text_case import write_text_case
 
 from conformance.cli import main
-
-TEXT_CASE = """\
-id: text-hello
-title: Two text fragments, stop, [DONE]
-expect: {finish: stop, text: Hello}
-attempts:
-  - stream:
-      steps:
-        - chunk: {choices: [{index: 0, delta: {role: assistant, content: Hel}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {content: lo}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {}, finish_reason: stop}]}
-        - done
-"""  # noqa: E501
 
 LOCAL_ADAPTER = """\
 from conformance.adapters.reference import ReferenceAdapter
@@ -38,7 +26,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A current directory holding one fixture; sys.path is restored afterwards."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [*sys.path])
-    (tmp_path / "text-hello.yaml").write_text(TEXT_CASE, encoding="utf-8")
+    write_text_case(tmp_path)
     return tmp_path
 
 

@@ -20,7 +20,7 @@ from hostile_adapter import MARKUP
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE_PATH = "tests/conformance/adapters_hostile/hostile_adapter.py"
-HOSTILE = f"python {REPO / HOSTILE_PATH}"
+HOSTILE = f"{sys.executable} {REPO / HOSTILE_PATH}"
 
 
 def invoke(*args: str) -> Result:

@@ -9,29 +9,17 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
+from text_case import write_text_case
 
 from conformance.cli import main
 from conformance.cli.options import EXIT_CODES_HELP, ExitCode
 
-TEXT_CASE = """\
-id: text-hello
-title: Two text fragments, stop, [DONE]
-expect: {finish: stop, text: Hello}
-attempts:
-  - stream:
-      steps:
-        - chunk: {choices: [{index: 0, delta: {role: assistant, content: Hello}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {}, finish_reason: stop}]}
-        - done
-"""  # noqa: E501
 SILENT = shlex.join([sys.executable, "-c", "pass"])  # exits before its hello
 
 
 @pytest.fixture
 def fixture(tmp_path: Path) -> Path:
-    path = tmp_path / "text-hello.yaml"
-    path.write_text(TEXT_CASE, encoding="utf-8")
-    return path
+    return write_text_case(tmp_path)
 
 
 def invoke(*args: str | Path) -> Result:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
+from text_case import write_text_case
 
 from conformance import codes
 from conformance.cli import main
@@ -186,22 +187,8 @@ def test_an_unreachable_gateway_is_a_crashed_case() -> None:
     assert case.verdicts["M5"].verdict == "fail"
 
 
-TEXT_CASE = """\
-id: text-hello
-title: One text fragment, stop, [DONE]
-expect: {finish: stop, text: Hello}
-attempts:
-  - stream:
-      steps:
-        - chunk: {choices: [{index: 0, delta: {role: assistant, content: Hello}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {}, finish_reason: stop}]}
-        - done
-"""  # noqa: E501
-
-
 def _gateway_cli(tmp_path: Path, url: str, upstream_port: int) -> Result:
-    fixture = tmp_path / "text-hello.yaml"
-    fixture.write_text(TEXT_CASE, encoding="utf-8")
+    fixture = write_text_case(tmp_path)
     arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(upstream_port)]
     return CliRunner().invoke(main, [*arguments, "--fixtures", str(fixture)])
 

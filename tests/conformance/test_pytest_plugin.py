@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from text_case import write_text_case
 
 from conformance.cli import main as conformance_cli
 
@@ -32,20 +33,6 @@ REFERENCE = "conformance.adapters.reference:factory"
 # pytest-asyncio (it warns about an unset option in every session without an ini file).
 # The fresh-virtualenv test runs with every installed plugin.
 NO_CACHE = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio")
-
-TEXT_CASE = """\
-id: text-hello
-title: Two text fragments, stop, usage, [DONE]
-expect: {finish: stop, text: Hello, usage: {input_tokens: 5, output_tokens: 2}}
-attempts:
-  - stream:
-      steps:
-        - chunk: {choices: [{index: 0, delta: {role: assistant, content: Hel}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {content: lo}, finish_reason: null}]}
-        - chunk: {choices: [{index: 0, delta: {}, finish_reason: stop}]}
-        - chunk: {choices: [], usage: {prompt_tokens: 5, completion_tokens: 2, total_tokens: 7}}
-        - done
-"""  # noqa: E501
 
 TOOL_CASE = """\
 id: tool-call-one
@@ -172,7 +159,7 @@ def no_deltas(options):
 def corpus(pytester: pytest.Pytester) -> Path:
     """Two small fixtures: a text answer and a tool call."""
     directory = pytester.mkdir("corpus")
-    (directory / "text-hello.yaml").write_text(TEXT_CASE)
+    write_text_case(directory)
     (directory / "tool-call-one.yaml").write_text(TOOL_CASE)
     return directory
 
@@ -563,7 +550,7 @@ def test_fresh_virtualenv_runs_the_plugin(tmp_path: Path) -> None:
     assert Path(dist_info).is_relative_to(python.parent.parent)  # the venv's own metadata
     fixtures = tmp_path / "corpus"
     fixtures.mkdir()
-    (fixtures / "text-hello.yaml").write_text(TEXT_CASE)
+    write_text_case(fixtures)
 
     args = [f"--conformance-adapter={REFERENCE}", f"--conformance-fixtures={fixtures}"]
     done = in_venv(python, "-m", "pytest", *NO_CACHE, *args, cwd=tmp_path)
