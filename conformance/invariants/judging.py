@@ -60,9 +60,7 @@ def judge_evidence(evidence: Evidence, *, strict: bool = False) -> dict[str, Fin
     explained = _explained(evidence, judged)
     findings: dict[str, Finding] = {}
     for id, (invariant, judgement) in judged.items():
-        verdict, reason = invariant.verdict(
-            judgement, evidence, strict=strict, contract=evidence.contract
-        )
+        verdict, reason = invariant.verdict(judgement, evidence, strict=strict)
         if id in explained and verdict != "n/a":
             verdict, reason = "n/a", explained[id]
         findings[id] = Finding(verdict, reason)

@@ -91,16 +91,16 @@ class Invariant(RuleInfo):
         return evidence.contest(self.reads if judgement.aspect is None else (judgement.aspect,))
 
     def verdict(
-        self, judgement: Judgement, evidence: Evidence, *, strict: bool, contract: Contract
+        self, judgement: Judgement, evidence: Evidence, *, strict: bool
     ) -> tuple[Verdict, str]:
-        """What one finding of this invariant weighs under ``contract``."""
+        """What one finding of this invariant weighs under the evidence's contract."""
         missing = [need for need in self.needs if not getattr(evidence.capabilities, need)]
         if missing:
             return "n/a", f"the adapter does not declare {', '.join(missing)}"
         contest = self.contest(judgement, evidence)
         if contest is not None:
             return "info", f"recorded: {contest}; {judgement.reason}"
-        level = self.level_in(contract)
+        level = self.level_in(evidence.contract)
         weight = verdict_for(
             level,
             judgement.held,
@@ -110,9 +110,7 @@ class Invariant(RuleInfo):
         )
         return weight, judgement.reason
 
-    def judge(
-        self, evidence: Evidence, *, strict: bool = False, contract: Contract = "harness"
-    ) -> tuple[Verdict, str] | None:
+    def judge(self, evidence: Evidence, *, strict: bool = False) -> tuple[Verdict, str] | None:
         """This invariant's verdict on its own, or None when the case does not exercise it.
 
         A run judges every invariant together (:func:`.judging.judge_evidence`), which
@@ -121,7 +119,7 @@ class Invariant(RuleInfo):
         judgement = self.check(evidence)
         if judgement is None:
             return None
-        return self.verdict(judgement, evidence, strict=strict, contract=contract)
+        return self.verdict(judgement, evidence, strict=strict)
 
 
 CATALOGUE: dict[str, Invariant] = {}
