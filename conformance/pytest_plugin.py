@@ -561,6 +561,7 @@ def failure_text(
     lines = [f"{invariant_id} ({level}) failed on case {case.case}: {verdict.reason}"]
     if invariant is not None:
         lines.append(f"  invariant: {invariant.statement}")
+        lines.append(f"  why it matters: {invariant.rationale}")
     status = f"{case.status}: {case.detail}" if case.detail else case.status
     lines += [f"  case status: {status}", "  expected:"]
     lines += [f"    {_compact(attempt)}" for attempt in case.expected.get("attempts", [])]

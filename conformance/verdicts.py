@@ -99,6 +99,7 @@ class CatalogueEntry(TypedDict):
     statement: str
     source: str
     needs: list[str]
+    rationale: NotRequired[str]  # invariants: why it matters, what a breach costs the user
     levels: NotRequired[dict[str, str]]  # invariants: the level under each contract
     quirk_family: NotRequired[str]  # wire-hazard rules: the anchors §3 quirk family
     quirks: NotRequired[list[str]]  # ... and the quirks the rule covers

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..invariants import CATALOGUE
 from ..report.reference import render_invariant_reference
@@ -19,19 +20,21 @@ from ..verdicts import CONTRACTS, reading_order
     "the text of docs/invariants.md.",
 )
 def list_invariants(markdown: bool) -> None:
-    """Print the invariant catalogue in reading order, with each invariant's level under
-    each contract."""
+    """Print the invariant catalogue in reading order: each invariant's level under each
+    contract, what it states and why it matters."""
     if markdown:
         click.echo(render_invariant_reference(), nl=False)
         return
-    table = Table("id", *CONTRACTS, "needs", "statement", "source", show_lines=False)
+    table = Table(
+        "id", *CONTRACTS, "needs", "statement (why it matters)", "source", show_lines=True
+    )
     for invariant_id in sorted(CATALOGUE, key=reading_order):
         invariant = CATALOGUE[invariant_id]
         table.add_row(
             invariant.id,
             *(invariant.level_in(contract) for contract in CONTRACTS),
             ", ".join(invariant.needs),
-            invariant.statement,
-            invariant.source,
+            Text(invariant.statement).append(f"\n{invariant.rationale}", style="dim"),
+            Text(invariant.source),
         )
     Console().print(table)

@@ -39,6 +39,11 @@ def _text_equal(kind: type[TextBlock | ReasoningBlock], label: str) -> Compare:
     'Text is the concatenation of the non-empty content strings; null, "" and absent open nothing.',
     source=HARNESS,
     reads=("text",),
+    rationale=(
+        "The text is what the user reads and what the next request sends back: a null written as "
+        '"None" or a content chunk dropped corrupts it, and a null or "" that opens a block makes '
+        "an empty completion look like an answer."
+    ),
 )
 def check_text_assembly(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _success, _text_equal(TextBlock, "text"))
@@ -52,6 +57,11 @@ def check_text_assembly(evidence: Evidence) -> Judgement | None:
     source=HARNESS,
     needs=("reasoning",),
     reads=("reasoning",),
+    rationale=(
+        "Reasoning is shown and stored apart from the answer: streamed into the text it pollutes "
+        "the reply and the history the model reads again, and a block opened by DeepSeek's empty "
+        "first-chunk signature hides an empty completion."
+    ),
 )
 def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _success, _text_equal(ReasoningBlock, "reasoning"))
@@ -64,6 +74,12 @@ def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     "re-serialised (interop: equal as JSON passes; invalid JSON stays raw).",
     source=HARNESS,
     reads=("arguments",),
+    rationale=(
+        "Arguments are the tool's input exactly as the model wrote them: re-serialising changes "
+        "numbers, key order and escapes in what is executed and replayed to the model, and "
+        "parsing a partial or invalid string loses the call instead of passing it to the tool "
+        "layer to refuse."
+    ),
 )
 def check_arguments_raw(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
@@ -92,6 +108,11 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
     source=HARNESS + " (usage)",
     needs=("usage",),
     reads=("usage",),
+    rationale=(
+        "Usage drives billing, budgets and context accounting: counting cached tokens inside "
+        "input bills them twice, and keeping the first of several usage objects reports the "
+        "partial counts some providers send before the final ones."
+    ),
 )
 def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
@@ -119,6 +140,11 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     "passes where tool calls were streamed).",
     source=HARNESS,
     reads=("finish",),
+    rationale=(
+        "The finish decides what the agent does next (run the tools, continue or compact, end the "
+        "turn): length read as stop ends a truncated answer as if complete, and an unknown reason "
+        "such as content_filter read as success hides that the reply was cut."
+    ),
 )
 def check_finish_mapping(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:

@@ -18,6 +18,11 @@ WHATWG = (
     "MUST",
     "LF, CR and CRLF line endings give the same result.",
     source=WHATWG,
+    rationale=(
+        "LF, CR and CRLF are all valid event-stream line ends and proxies change them: a reader "
+        "that splits on LF alone dispatches nothing on a CR stream and hangs or reports an empty "
+        "reply."
+    ),
 )
 def check_line_endings(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("framing-cr", "framing-crlf"), same_outcome)
@@ -29,6 +34,11 @@ def check_line_endings(evidence: Evidence) -> Judgement | None:
     "The result is independent of how bytes are split into network writes (inside data:, "
     "the blank line, or a multi-byte character).",
     source=WHATWG + "; quirks I5, I6 (docs/invariants.md#provider-quirks)",
+    rationale=(
+        "TCP and proxies cut a stream anywhere: a reader that parses each read on its own loses "
+        "an event split across reads, or turns a split UTF-8 character into U+FFFD in the user's "
+        "text."
+    ),
 )
 def check_write_splits(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
@@ -42,6 +52,11 @@ def check_write_splits(evidence: Evidence) -> Judgement | None:
     "Comments, event/id/retry/unknown fields, data: with or without a space, multi-line "
     "data and a leading BOM do not change payloads.",
     source=WHATWG + "; quirks I1-I4 (docs/invariants.md#provider-quirks)",
+    rationale=(
+        "Keep-alive comments, id/event/retry fields, data: without a space and a BOM are valid "
+        "SSE that real gateways send: a reader that takes them for payload fails a healthy stream "
+        "with MALFORMED_RESPONSE or drops its content."
+    ),
 )
 def check_field_parsing(evidence: Evidence) -> Judgement | None:
     features = (
@@ -59,6 +74,10 @@ def check_field_parsing(evidence: Evidence) -> Judgement | None:
     "MUST",
     "Nothing after [DONE] is read.",
     source="the harness's SSE reader stops at [DONE]; examples/README.md#what-each-attempt-does",
+    rationale=(
+        "[DONE] ends the reply: reading on waits for a connection some servers keep open (a hang "
+        "until the timeout) and appends whatever follows to a finished message."
+    ),
 )
 def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("after-done"), same_outcome)
@@ -72,6 +91,11 @@ def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
     source="the harness's SSE reader (stream ended without [DONE]); "
     "examples/README.md#what-each-attempt-does",
     reads=("finish",),
+    rationale=(
+        "A body that ends before [DONE] may have lost text or tool-call arguments: reporting it "
+        "as a success stores a truncated answer or runs a tool with half its arguments, with no "
+        "error and no retry."
+    ),
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("no-done"), _closed_before_done)
@@ -103,6 +127,11 @@ def _closed_before_done(
     source="the harness's translator (malformed SSE payload); "
     "examples/README.md#what-each-attempt-does",
     reads=("finish",),
+    rationale=(
+        "A payload that is not JSON means the stream is corrupt: skipping it silently loses what "
+        "it carried, and an uncoded parse error crashes the caller instead of reaching its error "
+        "handling and retry."
+    ),
 )
 def check_non_json_payload(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("non-json"), expected_failure)
@@ -114,6 +143,11 @@ def check_non_json_payload(evidence: Evidence) -> Judgement | None:
     'A mid-stream {"error": …} payload is surfaced as a failure, not an empty or partial success.',
     source="quirks J1-J3 (docs/invariants.md#provider-quirks); the harness ignores it: recorded",
     reads=("finish",),
+    rationale=(
+        "Providers report overloads and limits inside a 200 stream as an error payload: ignoring "
+        "it turns the failure into an empty or partial success, so nothing is retried and the "
+        "user gets a cut-off answer."
+    ),
 )
 def check_error_object_surfaced(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, _: ExpectedAttempt, __: Evidence) -> Judgement:

@@ -19,7 +19,7 @@ from ..events import (
     explicit_null_fields,
 )
 from .evidence import Evidence, ObservedAttempt
-from .registry import Judgement, breached, held, invariant
+from .registry import EVERY_CASE, Judgement, breached, held, invariant
 
 GRAMMAR = "the harness's event grammar; examples/README.md#the-protocol-in-five-steps"
 _DELTA_TYPES = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
@@ -46,6 +46,12 @@ def _per_attempt(rule: Callable[[ObservedAttempt], str | None]) -> Callable[[Evi
     "without a canonical code is a crash.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
+    rationale=(
+        "The finish tells the caller that an attempt is over and how it ended: two finishes end a "
+        "turn twice or turn a success into a failure, and an exception with no canonical code "
+        "stops the agent loop instead of reaching its retry and error handling."
+    ),
 )
 def check_one_finish(evidence: Evidence) -> Judgement:
     for attempt in evidence.attempts:
@@ -80,6 +86,12 @@ def _one_finish(attempt: ObservedAttempt) -> str | None:
     "Usage at most once per attempt, before its finish.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
+    rationale=(
+        "Usage is what the caller bills and budgets by: a second usage event counts the attempt's "
+        "tokens twice, and one after the finish arrives when the turn is already accounted and is "
+        "lost."
+    ),
 )
 def check_usage_once(evidence: Evidence) -> Judgement:
     return _per_attempt(_usage_once)(evidence)
@@ -101,7 +113,13 @@ def _usage_once(attempt: ObservedAttempt) -> str | None:
     "A delta follows the block-start of its index, and its type matches the block's.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
     needs=("deltas",),
+    rationale=(
+        "A caller builds each block from the deltas that follow its block-start: a delta before "
+        "its block opens, after it closes or of another type is dropped or lands in the wrong "
+        "block, so text leaks into tool arguments or vanishes."
+    ),
 )
 def check_delta_after_start(evidence: Evidence) -> Judgement:
     return _per_attempt(_delta_after_start)(evidence)
@@ -130,7 +148,13 @@ def _delta_after_start(attempt: ObservedAttempt) -> str | None:
     "block-start indexes are distinct, non-negative, and allocated 0, 1, 2… in order.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
     needs=("deltas",),
+    rationale=(
+        "Callers key blocks by index: a reused index merges two blocks (a tool call's arguments "
+        "appended to the text), and a gap or a negative index breaks code that keeps blocks in an "
+        "array."
+    ),
 )
 def check_index_allocation(evidence: Evidence) -> Judgement:
     return _per_attempt(_index_allocation)(evidence)
@@ -149,7 +173,13 @@ def _index_allocation(attempt: ObservedAttempt) -> str | None:
     "A block-end closes an open block of the same type, once.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
     needs=("deltas",),
+    rationale=(
+        "A block-end is where a caller commits a block (stores a message part, dispatches a tool "
+        "call): closing a block twice runs its tool twice or stores it twice, and closing it as "
+        "another type stores text as a tool call."
+    ),
 )
 def check_block_end_closes(evidence: Evidence) -> Judgement:
     return _per_attempt(_block_end_closes)(evidence)
@@ -175,7 +205,13 @@ def _block_end_closes(attempt: ObservedAttempt) -> str | None:
     "A success finish (stop, tool-calls, max-tokens) leaves no block open.",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
     needs=("deltas",),
+    rationale=(
+        "After a success finish the caller treats the reply as complete: a block still open then "
+        "is never committed, so a tool call the model made is not executed or text is missing "
+        "from the history."
+    ),
 )
 def check_success_closes_blocks(evidence: Evidence) -> Judgement:
     return _per_attempt(_success_closes_blocks)(evidence)
@@ -199,7 +235,13 @@ def _success_closes_blocks(attempt: ObservedAttempt) -> str | None:
     "A block-end equals the concatenation of its deltas (text, reasoning, arguments).",
     source=GRAMMAR,
     reads=(),
+    scope=EVERY_CASE,
     needs=("deltas",),
+    rationale=(
+        "A UI shows the deltas while the history keeps the block-end: when they differ, what the "
+        "user watched stream is not what the agent remembers, sends back to the model or runs as "
+        "a tool."
+    ),
 )
 def check_block_end_matches_deltas(evidence: Evidence) -> Judgement:
     return _per_attempt(_block_end_matches_deltas)(evidence)
@@ -234,6 +276,11 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
     source="the harness's event grammar (optional keys omitted); "
     "examples/README.md#what-each-attempt-does",
     reads=(),
+    scope=EVERY_CASE,
+    rationale=(
+        "Callers test an optional field for presence: a null where the field should be absent "
+        'reaches code that expects a string, which then crashes or stores the text "null".'
+    ),
 )
 def check_no_null_fields(evidence: Evidence) -> Judgement:
     for number, event in _all_events(evidence):

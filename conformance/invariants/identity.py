@@ -39,6 +39,11 @@ def _successful(*features: str) -> Applies:
     'A continuation delta whose id or name is "", null or not a string leaves the '
     "established value in place.",
     source=NOTE,
+    rationale=(
+        'A continuation that repeats the id or name as "" or null would erase the identity the '
+        'first delta set: the call then reaches the tool registry as unknown tool "", and its '
+        "empty id makes the stored session impossible to reload."
+    ),
 )
 def check_identity_survives(evidence: Evidence) -> Judgement | None:
     features = [f"tool-{k}-{v}" for k in ("id", "name") for v in ("empty", "null", "nonstring")]
@@ -50,6 +55,11 @@ def check_identity_survives(evidence: Evidence) -> Judgement | None:
     "MUST",
     "Id and name are never concatenated; an identical repeat is inert.",
     source=NOTE,
+    rationale=(
+        "Identity is a value, not a stream: concatenating repeats turns get_weather into "
+        "get_weatherget_weather and an id into call_1null, so the tool lookup fails and the "
+        "result cannot be paired with its call."
+    ),
 )
 def check_identity_not_concatenated(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
@@ -63,6 +73,11 @@ def check_identity_not_concatenated(evidence: Evidence) -> Judgement | None:
     "Parallel calls (distinct wire index) keep separate identities and arguments under any "
     "interleaving.",
     source=NOTE,
+    rationale=(
+        "Parallel calls run different tools on different inputs: mixing their fragments runs one "
+        "tool with another's arguments, or with invalid JSON, and pairs the results with the "
+        "wrong calls."
+    ),
 )
 def check_parallel_calls_separate(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _successful("tool-parallel"), _same_calls)
@@ -73,6 +88,11 @@ def check_parallel_calls_separate(evidence: Evidence) -> Judgement | None:
     "MUST",
     "An id or name that first arrives in a later delta is accepted.",
     source=NOTE,
+    rationale=(
+        "Gateways send the id or name a delta late: refusing or dropping such a call loses a tool "
+        "call the model made, and inventing an id breaks pairing the result with the provider's "
+        "call."
+    ),
 )
 def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _successful("tool-late-id", "tool-late-name"), _same_calls)
@@ -87,6 +107,11 @@ def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     source=NOTE,
     reads=("tool-calls", "finish", "usage"),
     interop="INFO",  # the harness's refusal; T6 still forbids closing a call with no identity
+    rationale=(
+        "A call with no id or name can neither run nor be paired with its result: closing it "
+        "stores a call the session cannot reload, while MALFORMED_TOOL_CALL after the billed "
+        "usage lets the retry layer ask again."
+    ),
 )
 def check_unidentified_call_refused(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("tool-unidentified"), _refused)
@@ -120,6 +145,11 @@ def _refused(
     # The harness's boundary: where the wire sent the identity, losing it is T1/T4's; a
     # call the wire never identified, handed back as it came, loses nothing.
     interop="INFO",
+    rationale=(
+        "This is the durable boundary: a block-end is written to the session, and a tool call "
+        "with an empty id or name there makes the session refuse to load, losing the whole "
+        "conversation, not one turn."
+    ),
 )
 def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
     ends = [
@@ -142,6 +172,11 @@ def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
     "Conflicting second identity, name fragmented across deltas, call without index, two "
     "calls sharing an index: recorded as assembled.",
     source=NOTE + " (deferred alternatives)",
+    rationale=(
+        "The spec leaves these readings open, so nothing fails; the record shows which tool a "
+        "conflicting or fragmented identity would actually run, before a user finds out in "
+        "production."
+    ),
 )
 def check_ambiguous_identity(evidence: Evidence) -> Judgement | None:
     features = ("tool-id-conflict", "tool-name-conflict", "tool-no-index", "tool-index-shared")

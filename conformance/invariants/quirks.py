@@ -13,9 +13,18 @@ from __future__ import annotations
 from ..quirks import graded_quirks, recorded_only
 from .common import judge_attempts, same_outcome
 from .evidence import Evidence, tool_calls
-from .registry import Judgement, held, invariant
+from .registry import Judgement, Scope, held, invariant
 
 SOURCE = "README.md#provider-quirks-and-profiles; docs/invariants.md#provider-quirks"
+AMBIGUOUS = Scope(
+    "every fixture tagged `level:info`, by quirk in [the table below](#provider-quirks)",
+    recorded_only,
+)
+QUIRKY = Scope(
+    "every fixture tagged with a MUST quirk or `level:info`, by quirk in "
+    "[the table below](#provider-quirks)",
+    lambda scenario: AMBIGUOUS.applies(scenario) or bool(graded_quirks(scenario, "MUST")),
+)
 
 
 @invariant(
@@ -26,9 +35,15 @@ SOURCE = "README.md#provider-quirks-and-profiles; docs/invariants.md#provider-qu
     "every aspect the quirk does not contest.",
     source=SOURCE + " (A1-A7, A9-A12, B1, D1, D2, D4, E1, F, G, H, I1-I7; and the "
     "uncontested rest of C1-C7, D3, D5, D8, E2)",
+    scope=QUIRKY,
+    rationale=(
+        "Each quirk is a shape a real provider or gateway sends: an outcome that differs from the "
+        "oracle's reading means the same answer arrives damaged (a lost call, corrupted text, a "
+        "false failure) only for that provider's users."
+    ),
 )
 def check_quirk_outcome(evidence: Evidence) -> Judgement | None:
-    if not recorded_only(evidence.scenario) and not graded_quirks(evidence.scenario, "MUST"):
+    if not QUIRKY.applies(evidence.scenario):
         return None
     return judge_attempts(evidence, lambda _: True, same_outcome)
 
@@ -39,9 +54,15 @@ def check_quirk_outcome(evidence: Evidence) -> Judgement | None:
     "A stream the spec leaves open (C1-C7, D3, D5, D8, E2, vendor fields): what the adapter "
     "assembled is recorded, with the aspects left open.",
     source=SOURCE,
+    scope=AMBIGUOUS,
+    rationale=(
+        "Where the wire can be read more than one way nothing fails, but the record shows what "
+        "the adapter made of it (one call or two, which arguments), so a user can see how their "
+        "client resolves each provider's ambiguity."
+    ),
 )
 def check_ambiguous_quirk(evidence: Evidence) -> Judgement | None:
-    if not recorded_only(evidence.scenario):
+    if not AMBIGUOUS.applies(evidence.scenario):
         return None
     final = evidence.attempts[-1]
     calls = [(call.id, call.name, call.arguments) for call in tool_calls(final.blocks)]

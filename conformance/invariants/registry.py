@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fakeprovider.scenario import Scenario
+
 from ..quirks import ASPECTS, Aspect
 from ..verdicts import (
     CONTRACTS,
@@ -63,9 +65,26 @@ def weaker(reason: str, aspect: Aspect | None = None) -> Judgement:
 Check = Callable[[Evidence], Judgement | None]
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The cases an invariant judges where the scenario alone decides it (every case, every
+    quirk fixture): the reference counts those fixtures, beside the ones tagged with the
+    invariant's id for provoking it most."""
+
+    summary: str
+    applies: Callable[[Scenario], bool]
+
+
+# The event grammar and one request per attempt hold for any stream the adapter reads.
+EVERY_CASE = Scope("every case", lambda scenario: True)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Invariant(RuleInfo):
     check: Check
+    # Why it matters: what the user loses when an adapter breaks it, shown beside the
+    # statement in the catalogue, the reports and docs/invariants.md.
+    rationale: str
     # The aspects of the outcome its verdict depends on, for a finding that names none. On
     # an ambiguous quirk a breach in a contested aspect is recorded (INVARIANTS.md §Q);
     # () is judged whatever the reading: the event grammar, the durable boundary, one
@@ -74,12 +93,16 @@ class Invariant(RuleInfo):
     reads: tuple[Aspect, ...] = ASPECTS
     # The level under the interop contract, where it differs from ``level`` (the harness's).
     interop: Level | None = None
+    # None: judged where the wire shows what it is about; its fixtures are those tagged
+    # with its id.
+    scope: Scope | None = None
 
     def level_in(self, contract: Contract) -> Level:
         return (self.interop or self.level) if contract == "interop" else self.level
 
     def describe(self) -> CatalogueEntry:
         entry = super().describe()
+        entry["rationale"] = self.rationale
         entry["levels"] = {contract: self.level_in(contract) for contract in CONTRACTS}
         return entry
 
@@ -131,9 +154,11 @@ def invariant(
     statement: str,
     *,
     source: str,
+    rationale: str,
     needs: tuple[Capability, ...] = (),
     reads: tuple[Aspect, ...] = ASPECTS,
     interop: Level | None = None,
+    scope: Scope | None = None,
 ) -> Callable[[Check], Check]:
     """Register the decorated function as the checker of invariant ``id``."""
 
@@ -150,8 +175,10 @@ def invariant(
             source=source,
             needs=needs,
             check=check,
+            rationale=rationale,
             reads=reads,
             interop=interop,
+            scope=scope,
         )
         return check
 

@@ -168,6 +168,11 @@ def _out_of_time(evidence: Evidence, policy: RetryPolicy, failed: ExpectedAttemp
     source=EXECUTOR + " (which codes are retried)",
     needs=("retry",),
     reads=("finish",),
+    rationale=(
+        "Retrying a transient failure turns a hiccup into a delay instead of a failed turn; "
+        "retrying AUTH, QUOTA or INVALID_REQUEST repeats a request that cannot succeed and spends "
+        "time and rate limit on it."
+    ),
 )
 def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     return _judge(
@@ -185,6 +190,11 @@ def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     source=EXECUTOR + " (retries left); " + EMPTY_NOTE,
     needs=("retry",),
     reads=("finish",),
+    rationale=(
+        "The budget bounds cost and latency: ignoring it multiplies spend on a provider that "
+        "keeps failing, and an exhausted budget reported as an empty success hides the failure "
+        "from the user."
+    ),
 )
 def check_budget(evidence: Evidence) -> Judgement | None:
     def consumes_budget(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -243,6 +253,11 @@ def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy)
     source=EMPTY_NOTE + "; " + IDENTITY_NOTE + "; " + EXECUTOR,
     needs=("retry",),
     reads=("finish",),
+    rationale=(
+        "An empty reply or an unidentified tool call is usually transient, so the default retries "
+        "it; a deployment that removes a code must see its retries stop, or it pays for what it "
+        "turned off."
+    ),
 )
 def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | None:
     def applies(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -265,6 +280,11 @@ def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | Non
     'every retried model context"; ' + EXECUTOR,
     needs=("retry",),
     reads=(),
+    rationale=(
+        "A retry must ask the same question: a body that changes (a fresh request id, the failed "
+        "attempt's partial output or error text in the messages) gives the model another context, "
+        "misses the prompt cache and can change the answer."
+    ),
 )
 def check_same_body(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
@@ -364,6 +384,11 @@ def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
     + " (the wait); examples/README.md#the-protocol-in-five-steps (retries are announced)",
     needs=("retry",),
     reads=(),
+    rationale=(
+        "Backoff gives a struggling provider time to recover: retrying at once runs into the same "
+        "overload or rate limit, and waiting past the policy's bound makes the user wait for "
+        "nothing."
+    ),
 )
 def check_backoff(evidence: Evidence) -> Judgement | None:
     return _judge(
@@ -386,6 +411,11 @@ def _retry_after_tolerance(wait: Wait) -> float:
     source=EXECUTOR + " (the wait)",
     needs=("retry",),
     reads=(),
+    rationale=(
+        "A Retry-After within the cap is the earliest a retry can succeed, so it is waited "
+        "exactly; one beyond the cap cannot fit the caller's latency budget, so the failure "
+        "should surface now rather than after a clamped retry that is refused again."
+    ),
 )
 def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
     def asks_to_wait(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
@@ -496,6 +526,11 @@ def _describe_calls(calls: list[ToolCallBlock]) -> str:
     source="the harness's retry executor; quirks K1 (replayed prefix), K2 (phantom call), "
     "K3 (duplicated tokens) (docs/invariants.md#provider-quirks)",
     needs=("retry",),
+    rationale=(
+        "A failed attempt's partial text, tool calls and arguments are not the answer: showing "
+        "them again duplicates the start of the reply, and keeping a phantom call runs a tool the "
+        "model never finished asking for."
+    ),
 )
 def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
     def partial_output(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
@@ -518,6 +553,10 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
     source="the harness's retry executor; "
     "examples/README.md#the-protocol-in-five-steps (the outcome after the last retry)",
     needs=("retry",),
+    rationale=(
+        "After a successful retry the caller must get exactly that attempt's reply: a lost block, "
+        "a merged call or the earlier failure's code means the retry recovered nothing."
+    ),
 )
 def check_visible_outcome(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
@@ -615,6 +654,10 @@ def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
     "examples/README.md#what-each-attempt-does",
     needs=("retry",),
     reads=("finish", "usage"),
+    rationale=(
+        "Failed attempts are billed too: dropping their usage undercounts spend, and an "
+        "unannounced retry hides why the reply was slow and what was thrown away."
+    ),
 )
 def check_retries_reported(evidence: Evidence) -> Judgement | None:
     def compare(ev: Evidence, _: RetryPolicy) -> Judgement:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, has_feature, judge_attempts
 from .evidence import Evidence, ObservedAttempt
-from .registry import Judgement, breached, held, invariant, weaker
+from .registry import EVERY_CASE, Judgement, breached, held, invariant, weaker
 
 ADAPTER = (
     "the harness the notes come from (its DeepSeek adapter's HTTP handling); "
@@ -29,6 +29,11 @@ RETRY_AFTER_SECONDS_TOLERANCE_MS = 1.0
     source=ADAPTER + " (status to code)",
     needs=("error_codes",),
     reads=("finish",),
+    rationale=(
+        "The code decides whether to retry and what the user is told: a 429 read as SERVER backs "
+        "off wrongly, a quota error read as RATE_LIMIT waits through retries that cannot succeed, "
+        "and a retried AUTH failure hammers the provider."
+    ),
 )
 def check_status_mapping(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("http-error"), expected_failure)
@@ -41,6 +46,11 @@ def check_status_mapping(evidence: Evidence) -> Judgement | None:
     source=ADAPTER + " (Retry-After)",
     needs=("retry",),
     reads=(),
+    rationale=(
+        "Retry-After is the provider saying when it will accept the request again: ignoring it "
+        "retries into the same 429, and obeying a zero, past or garbled value retries at once or "
+        "stalls."
+    ),
 )
 def check_retry_after_read(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> Judgement:
@@ -66,6 +76,11 @@ def check_retry_after_read(evidence: Evidence) -> Judgement | None:
     "success.",
     source=ADAPTER + " (transport errors)",
     reads=("finish",),
+    rationale=(
+        "A refused or reset connection is transient and retryable: read as a clean end of the "
+        "body it closes half a reply as complete, so the user gets a truncated answer and no "
+        "retry runs."
+    ),
 )
 def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
@@ -81,6 +96,11 @@ def check_reset_is_transport(evidence: Evidence) -> Judgement | None:
     "A stalled body fails with TIMEOUT within the idle timeout, and the connection is closed.",
     source=ADAPTER + " (idle watchdog); quirk J6 (docs/invariants.md#provider-quirks)",
     reads=("finish",),
+    rationale=(
+        "A provider can stop sending and keep the connection open: without an idle timeout the "
+        "agent hangs until some outer deadline, or forever, instead of retrying, and the open "
+        "connection leaks."
+    ),
 )
 def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
@@ -109,6 +129,11 @@ def check_stall_times_out(evidence: Evidence) -> Judgement | None:
     source="the harness's retry executor (one adapter stream per attempt); "
     "examples/README.md#what-each-attempt-does",
     reads=(),
+    scope=EVERY_CASE,
+    rationale=(
+        "A request sent below the retry layer (an HTTP client's own retry) is billed but escapes "
+        "the policy's budget and backoff, and the caller is never told an attempt was discarded."
+    ),
 )
 def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
     if evidence.status != "completed" and not evidence.requests:

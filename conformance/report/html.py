@@ -278,6 +278,7 @@ class InvariantRow:
     family: str
     level: str
     statement: str
+    rationale: str  # why it matters; "" for a rule or results file without one
     source: str
     needs: str
     counts: dict[Verdict, int]
@@ -460,6 +461,7 @@ def _invariant_rows(index: _Index) -> list[InvariantRow]:
                 family=family,
                 level=entry["level"],
                 statement=entry["statement"],
+                rationale=entry.get("rationale", ""),
                 source=entry["source"],
                 needs=", ".join(entry["needs"]),
                 counts=counts,

@@ -191,6 +191,15 @@ def test_run_judges_under_the_contract_it_is_given(tmp_path: Path) -> None:
     assert saved.contract == "interop"
     assert "interop contract" in done.output
     assert all(entry["levels"]["harness"] for entry in saved.catalogue)
+    assert all(entry.get("rationale") for entry in saved.catalogue)
+
+
+def test_list_says_why_each_invariant_matters() -> None:
+    # Wide enough that no rationale wraps: each is one line of its row.
+    done = CliRunner().invoke(main, ["list"], env={"COLUMNS": "800"}, catch_exceptions=False)
+    lines = done.output.splitlines()
+    t6 = lines.index(next(line for line in lines if line.startswith("│ T6 ")))
+    assert CATALOGUE["T6"].rationale in lines[t6 + 1]
 
 
 def test_list_shows_each_level_per_contract() -> None:

@@ -282,6 +282,7 @@ def test_broken_adapter_fails_the_right_items(
     text = failed["conformance::tool-call-one::T6"].longreprtext
     assert text.startswith("T6 (MUST) failed on case tool-call-one: attempt 1: block-end")
     assert "invariant: No block-end of a tool call carries an empty id or name." in text
+    assert "why it matters: This is the durable boundary" in text
     assert '"name":"get_weather"' in text  # the expected outcome
     assert '"name":""' in text  # the observed block-end
     replay = f"conformance run --adapter {adapter} --fixtures {corpus} -k tool-call-one"

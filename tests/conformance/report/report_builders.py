@@ -193,6 +193,7 @@ def hostile_result() -> RunResult:
             "statement": HOSTILE,
             "source": JS_URL,
             "needs": [SCRIPT],
+            "rationale": TEXTAREA,
         },
     ]
     return result(

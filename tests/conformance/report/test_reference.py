@@ -28,6 +28,17 @@ def test_every_invariant_and_quirk_has_its_entry() -> None:
         assert f"\n| {quirk_id} | " in text
 
 
+def test_every_invariant_says_why_it_matters() -> None:
+    text = render_invariant_reference()
+    for invariant in CATALOGUE.values():
+        rationale = invariant.rationale
+        assert rationale.strip() and rationale != invariant.statement, invariant.id
+        assert len(rationale) <= 300 and rationale.endswith("."), invariant.id
+        section = text.split(f"\n### {invariant.id}\n", 1)[1].split("\n### ", 1)[0]
+        assert f"- **Why it matters:** {rationale}\n" in section
+        assert invariant.describe().get("rationale") == rationale
+
+
 def test_a_fixture_tagged_with_an_id_is_listed_under_it() -> None:
     text = render_invariant_reference()
     g2 = text.split("\n### G2\n", 1)[1].split("\n### ", 1)[0]

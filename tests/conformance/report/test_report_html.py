@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import report_builders as build
 
+from conformance.invariants import CATALOGUE
 from conformance.report import render_html, render_matrix, write_reports
 from conformance.report.html import safe_href, visible
 from conformance.results import RunResult
@@ -182,6 +183,10 @@ def test_filters_are_hidden_until_the_script_runs(page: str) -> None:
     form = next(attrs for tag, attrs in parse(page).tags if tag == "form")
     assert "hidden" in form
     assert 'data-match="C:fail' in page
+
+
+def test_each_invariant_says_why_it_matters(page: str) -> None:
+    assert f"Why it matters: {CATALOGUE['T6'].rationale}" in page
 
 
 def test_passing_cases_are_listed_compactly() -> None:
