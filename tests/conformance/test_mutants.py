@@ -64,6 +64,21 @@ def test_mutant_is_killed_by_each_target(outcome: Outcome, name: str) -> None:
     assert row.killed, f"{name} survived {row.survived}; failed instead: {row.failed}"
 
 
+def test_a_rule_judged_on_every_case_is_tagged_where_its_bug_shows(outcome: Outcome) -> None:
+    """Where a rule is judged ("every case") is not which stream provokes it: each such
+    invariant with a mutant is tagged on a fixture where that mutant is caught by it."""
+    problems = []
+    for invariant in CATALOGUE.values():
+        rows = [row for row in outcome.rows.values() if invariant.id in row.targets]
+        if invariant.scope is None or not rows:
+            continue
+        tagged = {scenario.id for scenario in FIXTURES if invariant.id in scenario.tags}
+        caught = {case for row in rows for case in row.cases_killing(invariant.id)}
+        if not tagged & caught:
+            problems.append(f"{invariant.id}: tagged on {sorted(tagged)}, caught on none")
+    assert problems == []
+
+
 def test_every_must_invariant_of_the_core_and_retry_families_has_a_mutant() -> None:
     """A catch-all (R8) reports only what no narrower invariant found, so no mutant can be
     killed by it alone; its checker is proven in test_retry_invariants instead."""

@@ -48,6 +48,17 @@ def test_a_fixture_tagged_with_an_id_is_listed_under_it() -> None:
     assert "<https://github.com/" in a5
 
 
+def test_every_invariant_names_the_fixtures_that_exercise_it() -> None:
+    text = render_invariant_reference()
+    invariants = text.split("\n## Provider quirks\n", 1)[0]
+    assert "none bundled" not in invariants
+    g1 = invariants.split("\n### G1\n", 1)[1].split("\n### ", 1)[0]
+    assert "- **Fixtures:** every case (" in g1
+    assert "tagged as provoking it: `double-finish-tool-calls-then-stop`" in g1
+    q2 = invariants.split("\n### Q2\n", 1)[1].split("\n### ", 1)[0]
+    assert "every fixture tagged `level:info`" in q2
+
+
 def test_list_markdown_prints_the_reference() -> None:
     result = CliRunner().invoke(main, ["list", "--markdown"])
     assert result.exit_code == 0, result.output
