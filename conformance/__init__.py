@@ -1,8 +1,8 @@
 """Conformance suite for LLM streaming adapters: oracle, invariant catalogue, runner.
 
-The plug-in contract (ADAPTER-PROTOCOL v1) is modelled in :mod:`conformance.events`;
-adapters are loaded by :mod:`conformance.adapters`; reports live in
-:mod:`conformance.report`. Names are imported on first use: the pytest plugin lives in
+The plug-in contract (the adapter protocol v1, docs/adapter-protocol.md) is modelled in
+:mod:`conformance.events`; adapters are loaded by :mod:`conformance.adapters`; reports live
+in :mod:`conformance.report`. Names are imported on first use: the pytest plugin lives in
 this package and must cost nothing in sessions that do not use it.
 """
 

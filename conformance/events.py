@@ -1,4 +1,4 @@
-"""The event model of the adapter protocol (ADAPTER-PROTOCOL.md) and its JSON Lines codec.
+"""The event model of the adapter protocol (docs/adapter-protocol.md) and its JSON Lines codec.
 
 Field names are the protocol's wire names. Optional fields are omitted from the JSON when unset,
 never written as `null` (invariant G8). Parsing is strict about types (no `"3"` for `3`) and

@@ -104,3 +104,18 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
         "docs/x.md#y",
         "https://a.example/b#c",
     ]
+
+
+def test_every_docs_page_is_checked_and_listed_in_the_index() -> None:
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    assert ROOT / "docs" / "adapter-protocol.md" in pages
+    for page in pages:
+        assert page in DOCS
+        assert page.name == "README.md" or f"]({page.name})" in index, page.name
+
+
+def test_the_readmes_point_to_the_adapter_protocol() -> None:
+    assert "](docs/adapter-protocol.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = (ROOT / "examples" / "README.md").read_text(encoding="utf-8")
+    assert "](../docs/adapter-protocol.md)" in examples

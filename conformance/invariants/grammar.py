@@ -21,7 +21,7 @@ from ..events import (
 from .evidence import Evidence, ObservedAttempt
 from .registry import EVERY_CASE, Judgement, breached, held, invariant
 
-GRAMMAR = "the harness's event grammar; examples/README.md#the-protocol-in-five-steps"
+GRAMMAR = "the harness's event grammar; docs/adapter-protocol.md#the-grammar-of-an-attempt"
 _DELTA_TYPES = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
 _AFTER_FINISH = ("retry", "end")
 
@@ -273,8 +273,7 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
     "G8",
     "SHOULD",
     "Optional fields are absent, not null.",
-    source="the harness's event grammar (optional keys omitted); "
-    "examples/README.md#what-each-attempt-does",
+    source="the harness's event grammar (optional keys omitted); docs/adapter-protocol.md#events",
     reads=(),
     scope=EVERY_CASE,
     rationale=(

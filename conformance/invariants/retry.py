@@ -381,7 +381,7 @@ def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
     "The wait before retry n is ≥ min(initial·2^(n-1), max)·(1-jitter) and ≤ that "
     "bound·(1+jitter), measured at the provider.",
     source=EXECUTOR
-    + " (the wait); examples/README.md#the-protocol-in-five-steps (retries are announced)",
+    + " (the wait); docs/adapter-protocol.md#retries-and-attempts (retries are announced)",
     needs=("retry",),
     reads=(),
     rationale=(
@@ -551,7 +551,7 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
     "MUST",
     "The caller-visible outcome equals the expected outcome of the successful attempt.",
     source="the harness's retry executor; "
-    "examples/README.md#the-protocol-in-five-steps (the outcome after the last retry)",
+    "docs/adapter-protocol.md#retries-and-attempts (the outcome after the last retry)",
     needs=("retry",),
     rationale=(
         "After a successful retry the caller must get exactly that attempt's reply: a lost block, "

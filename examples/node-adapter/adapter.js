@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Example streamconform subprocess adapter: Node.js 20, no npm packages.
 //
-// It speaks the JSON Lines protocol of ADAPTER-PROTOCOL.md on stdin/stdout: a `hello` line
+// It speaks the JSON Lines protocol of docs/adapter-protocol.md on stdin/stdout: a `hello` line
 // first, then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`
 // with the global `fetch`, translates the chat-completions event stream into protocol events,
 // retries as the case's policy says, and closes the case with `end`. Copy it as the starting

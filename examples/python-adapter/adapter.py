@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Example streamconform subprocess adapter: Python 3.11, standard library only.
 
-It speaks the JSON Lines protocol of ADAPTER-PROTOCOL.md on stdin/stdout: a `hello` line first,
+It speaks the JSON Lines protocol of docs/adapter-protocol.md on stdin/stdout: a `hello` line first,
 then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`,
 translates the chat-completions event stream into protocol events, retries as the case's policy
 says, and closes the case with `end`. It imports nothing from streamconform, so it can be copied
