@@ -27,6 +27,22 @@ EXAMPLES = {
 }
 
 
+def require_runtime(language: str) -> None:
+    """Skip, loudly, an example whose runtime is not installed: Node.js is optional for the
+    test command, and a missing one must read as skipped, never as passed or failed."""
+    runtime = EXAMPLES[language][0]
+    if shutil.which(runtime) is None:
+        pytest.skip(
+            f"SKIPPED, NOT PASSED: `{runtime}` is not on PATH, so the {language} example "
+            "adapter is not checked. Install Node.js >= 20 (with npm) to run it."
+        )
+    if language == "independent-node" and not (INDEPENDENT / "node_modules").is_dir():
+        pytest.skip(
+            f"SKIPPED, NOT PASSED: {INDEPENDENT / 'node_modules'} is missing, so the "
+            f"independent-node example adapter is not checked. Run: npm ci --prefix {INDEPENDENT}"
+        )
+
+
 async def run_example(command: list[str]) -> RunResult:
     session = await SubprocessAdapterSession.start(" ".join(command))
     try:
@@ -37,12 +53,8 @@ async def run_example(command: list[str]) -> RunResult:
 
 @pytest.mark.parametrize("language", sorted(EXAMPLES))
 def test_example_adapter_passes_every_invariant(language: str) -> None:
-    command = EXAMPLES[language]
-    if shutil.which(command[0]) is None:
-        pytest.fail(f"{command[0]} is not installed; the examples need it")
-    if language == "independent-node" and not (INDEPENDENT / "node_modules").is_dir():
-        pytest.fail(f"its dependencies are not installed: npm ci --prefix {INDEPENDENT}")
-    result = asyncio.run(run_example(command))
+    require_runtime(language)
+    result = asyncio.run(run_example(EXAMPLES[language]))
     problems = [
         f"{case.case} {invariant}: {verdict.verdict} {verdict.reason}"
         for case in result.cases
@@ -52,3 +64,35 @@ def test_example_adapter_passes_every_invariant(language: str) -> None:
     assert problems == []
     assert all(case.status == "completed" for case in result.cases)
     assert result.counts()["pass"] > 300
+
+
+# --- Where Node.js or the npm dependency is missing: a loud skip, not a failure. ---
+
+
+def test_without_node_on_path_the_node_examples_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no node anywhere
+    for language in ("node", "independent-node"):
+        with pytest.raises(pytest.skip.Exception) as skipped:
+            require_runtime(language)
+        message = str(skipped.value)
+        assert message.startswith("SKIPPED, NOT PASSED: `node` is not on PATH")
+        assert f"the {language} example adapter is not checked" in message
+    require_runtime("python")  # the interpreter running the tests: never skipped
+
+
+def test_without_node_modules_the_independent_example_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = tmp_path / "bin" / "node"
+    node.parent.mkdir()
+    node.write_text("#!/bin/sh\n")
+    node.chmod(0o755)
+    monkeypatch.setenv("PATH", str(node.parent))
+    monkeypatch.setattr(sys.modules[__name__], "INDEPENDENT", tmp_path / "independent")
+    require_runtime("node")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_runtime("independent-node")
+    assert "node_modules is missing" in str(skipped.value)
+    assert f"npm ci --prefix {tmp_path / 'independent'}" in str(skipped.value)
