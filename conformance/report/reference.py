@@ -2,9 +2,8 @@
 
 ``conformance list --markdown`` prints it; a test keeps the committed file equal to it.
 Each invariant and quirk lists the bundled fixtures that exercise it (those whose ``tags``
-name its id, or ``quirk-<ID>``; for an invariant with a :class:`~conformance.invariants.
-registry.Scope`, also how many fixtures it judges), so the reference shows where each rule
-is tested.
+name its id, or ``quirk-<ID>``; for an invariant with a ``Scope``, also how many fixtures
+it judges), so the reference shows where each rule is tested.
 """
 
 from __future__ import annotations
