@@ -14,6 +14,7 @@ from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtur
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
 from .recording import DEFAULT_MIN_PAUSE_MS
+from .redaction import redacted_url
 from .registry import ScenarioRegistry
 from .scenario import Scenario
 from .server import FakeProviderServer
@@ -112,8 +113,9 @@ def record(
 
     Point a client at http://HOST:PORT (plus the path it would use upstream, e.g. /v1);
     each request goes to UPSTREAM + path and its answer is relayed as it arrives and
-    saved as OUT/NAME-NNN.yaml (reads, pauses, ending, provenance; credentials and cookies
-    redacted) with the raw body as OUT/NAME-NNN.sse.
+    saved as OUT/NAME-NNN.yaml (reads, pauses, ending, provenance) with the raw body as
+    OUT/NAME-NNN.sse. Credentials are redacted in what is saved: secret-looking headers and
+    query parameters, and the user:password of a URL.
     """
     proxy = RecordingProxy(
         upstream,
@@ -131,7 +133,8 @@ def record(
 
 async def _record(proxy: RecordingProxy) -> None:
     async with proxy:
-        click.echo(f"fakeprovider record listening on {proxy.root_url} -> {proxy.upstream}")
+        upstream = redacted_url(proxy.upstream)
+        click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
         await asyncio.Event().wait()
 

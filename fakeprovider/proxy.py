@@ -35,6 +35,7 @@ from .recording import (
     RecordingError,
     recorded_scenario,
 )
+from .redaction import redacted_url
 from .wire import LAST_CHUNK, default_error_object, encode_head, frame_chunk
 
 DEFAULT_HOST = "127.0.0.1"
@@ -182,7 +183,8 @@ class RecordingProxy(ListeningServer):
                     chunked=chunked,
                 )
         except httpx.ConnectError as error:
-            _write_error(writer, 502, f"fakeprovider record: upstream {url} unreachable: {error}")
+            shown = redacted_url(url)
+            _write_error(writer, 502, f"fakeprovider record: upstream {shown} unreachable: {error}")
             return None
         except httpx.TransportError as error:
             # The upstream failed before any response byte: a fault, relayed as the same.

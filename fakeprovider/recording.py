@@ -4,18 +4,20 @@ The recording proxy (proxy.py) stores what it received from the upstream: the re
 head, the body as the reads it arrived in with the wait before each, and how it ended. This
 module makes that a :class:`Scenario` whose replay sends the same body bytes, cut into the
 same writes, with the waits that mattered kept as pauses, and provenance saying where and
-when it was recorded. Secrets in headers never reach the fixture.
+when it was recorded. Credentials in headers and URLs never reach the fixture
+(``redaction.py``).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .errors import FakeProviderError
+from .redaction import redacted_headers, redacted_url
 from .scenario import (
     DisconnectStep,
     ErrorAttempt,
@@ -34,7 +36,6 @@ from .scenario import (
     WriteSplit,
 )
 
-REDACTED = "[REDACTED]"
 DEFAULT_MIN_PAUSE_MS = 5.0
 """Waits shorter than this between reads are scheduling noise, not the upstream's timing."""
 
@@ -44,10 +45,6 @@ no response at all. The recording proxy, the lint and gateway mode all read as a
 A recording without a response says how the connection failed (``complete`` and
 ``no-response``: the upstream closed without answering)."""
 
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "api-key", "x-api-key"}
-)
-_SECRET_WORDS = ("api-key", "apikey", "token", "secret", "password")
 # Framing the recording cannot keep: the replay frames the body itself.
 _HOP_BY_HOP = frozenset(
     {
@@ -104,16 +101,6 @@ class Recording:
         return b"".join(read.data for read in self.reads)
 
 
-def is_secret(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
-
-
-def redacted(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Headers with the value of every secret one (credentials, cookies) replaced."""
-    return [(name, REDACTED if is_secret(name) else value) for name, value in headers]
-
-
 def recorded_scenario(
     recording: Recording, scenario_id: str, *, min_pause_ms: float = DEFAULT_MIN_PAUSE_MS
 ) -> Scenario:
@@ -126,25 +113,25 @@ def recorded_scenario(
     else:
         attempt = ErrorAttempt(error=_error(recording))
     model = recording.model or "unknown model"
+    url = redacted_url(recording.url)
     return Scenario(
         id=scenario_id,
-        title=f"Recorded from {recording.url} ({model})",
-        description=f"{recording.method} {recording.url} answered "
+        title=f"Recorded from {url} ({model})",
+        description=f"{recording.method} {url} answered "
         + (f"HTTP {recording.status}" if recording.status is not None else "with no response")
         + f", recorded by `fakeprovider record` on {recording.recorded_at}.",
-        provenance=Provenance(
-            emitted_by=f"{model} at {recording.url}",
-            notes=_notes(recording),
-        ),
+        provenance=Provenance(emitted_by=f"{model} at {url}", notes=_notes(recording, url)),
         tags=("recorded",),
         attempts=(attempt,),
     )
 
 
-def _notes(recording: Recording) -> str:
-    headers = "; ".join(f"{name}: {value}" for name, value in redacted(recording.request_headers))
+def _notes(recording: Recording, url: str) -> str:
+    headers = "; ".join(
+        f"{name}: {value}" for name, value in redacted_headers(recording.request_headers)
+    )
     return (
-        f"Recorded {recording.recorded_at}. Upstream: {recording.url}. "
+        f"Recorded {recording.recorded_at}. Upstream: {url}. "
         f"Model: {recording.model or '(none)'}. Ending: {recording.ending}. "
         f"Request headers (secrets redacted): {headers or '(none)'}."
     )
@@ -153,7 +140,7 @@ def _notes(recording: Recording) -> str:
 def _response_headers(recording: Recording) -> dict[str, str]:
     kept = [
         (name, value)
-        for name, value in redacted(recording.response_headers)
+        for name, value in redacted_headers(recording.response_headers)
         if name.lower() not in _HOP_BY_HOP
     ]
     return dict(kept)

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
-from fakeprovider.recording import redacted
+from fakeprovider.redaction import redacted_headers
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
@@ -194,13 +194,13 @@ async def _judge_case(
         # The gateway's credentials for its upstream are its operator's: never in a report.
         requests=[
             record.model_dump(mode="json")
-            | {"headers": [list(pair) for pair in redacted(record.headers)]}
+            | {"headers": [list(pair) for pair in redacted_headers(record.headers)]}
             for record in requests
         ],
         scenario=scenario.model_dump(mode="json"),
         gateway={
             "url": options.completions_url,
-            "request_headers": [list(pair) for pair in redacted(headers.items())],
+            "request_headers": [list(pair) for pair in redacted_headers(headers.items())],
             "upstream_attempt": served,
             "upstream_requests": len(requests),
             "capture": capture.to_json(),

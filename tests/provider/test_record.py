@@ -20,13 +20,12 @@ from conformance.options import bundled_fixtures
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (
-    REDACTED,
     Read,
     Recording,
     RecordingError,
     recorded_scenario,
-    redacted,
 )
+from fakeprovider.redaction import REDACTED
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import (
     ErrorAttempt,
@@ -43,6 +42,16 @@ from fakeprovider.wire import WirePlan, encode_stream
 pytestmark = pytest.mark.timeout(60)
 STARTER = bundled_fixtures() / "starter"
 SECRET = "sk-live-do-not-save-me"
+CREDENTIAL_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "cookie",
+    "Ocp-Apim-Subscription-Key",
+    "cf-aig-authorization",
+    "helicone-auth",
+    "api_key",
+    "x-auth",
+)
 
 
 def _plan(scenario: Scenario) -> WirePlan:
@@ -67,7 +76,7 @@ async def _record_through_proxy(
     proxy = RecordingProxy(upstream, out_dir, idle_timeout_s=idle_timeout_s, on_saved=saved.append)
     async with proxy, httpx.AsyncClient(timeout=10.0) as client:
         received = bytearray()
-        headers = {"authorization": f"Bearer {SECRET}", "x-api-key": SECRET, "cookie": SECRET}
+        headers = {name: f"Bearer {SECRET}" for name in CREDENTIAL_HEADERS}
         try:
             async with client.stream(
                 "POST", proxy.root_url + path, json={"model": "m"}, headers=headers
@@ -83,13 +92,19 @@ async def _record_through_proxy(
     return bytes(received), saved
 
 
-def _record(fixture: str, tmp_path: Path, idle_timeout_s: float = 5.0) -> tuple[bytes, Saved]:
+def _record(
+    fixture: str, tmp_path: Path, idle_timeout_s: float = 5.0, *, credentials: bool = False
+) -> tuple[bytes, Saved]:
+    """Record ``fixture`` played by the fake provider; ``credentials`` puts a secret in the
+    upstream URL's userinfo and in the request's query, as a user might."""
     original = load_fixture(STARTER / f"{fixture}.yaml")
     with ServerThread(ScenarioRegistry([original])) as server:
+        upstream, path = server.root_url, f"/{fixture}/v1/chat/completions"
+        if credentials:
+            upstream = f"http://user:{SECRET}@127.0.0.1:{server.port}"
+            path += f"?api_key={SECRET}&stream=1"
         received, saved = asyncio.run(
-            _record_through_proxy(
-                server.root_url, f"/{fixture}/v1/chat/completions", tmp_path, idle_timeout_s
-            )
+            _record_through_proxy(upstream, path, tmp_path, idle_timeout_s)
         )
     assert len(saved) == 1
     return received, saved[0]
@@ -119,13 +134,19 @@ def test_recording_the_byte_split_fixture_replays_byte_identical(tmp_path: Path)
 
 
 def test_secrets_never_reach_the_saved_files(tmp_path: Path) -> None:
-    _, saved = _record("utf8-byte-split", tmp_path)
+    _, saved = _record("utf8-byte-split", tmp_path, credentials=True)
 
     assert saved.fixture is not None
     text = saved.fixture.read_text(encoding="utf-8")
     assert SECRET not in text
-    assert f"authorization: {REDACTED}" in text
-    assert f"x-api-key: {REDACTED}" in text
+    assert SECRET.encode() not in saved.dump.read_bytes()
+    assert saved.status == 200  # the credentials in the URLs did not change where it went
+    for name in CREDENTIAL_HEADERS:
+        assert f"{name.lower()}: {REDACTED}" in text  # as httpx sends them
+    # The upstream's userinfo and the query, in the title, description, emitted_by, notes:
+    upstream = f"http://{REDACTED}@127.0.0.1:"
+    query = f"?api_key={REDACTED}&stream=1"
+    assert text.count(upstream) == text.count(query) == 4
     assert "recorded by `fakeprovider record`" in text
 
 
@@ -226,19 +247,24 @@ def test_a_failure_before_any_byte_is_a_fault() -> None:
     assert scenario.attempts == (FaultAttempt(fault="reset"),)
 
 
-def test_redaction_covers_credentials_and_cookies() -> None:
-    headers = [
-        ("Authorization", "Bearer a"),
-        ("api-key", "b"),
-        ("X-Goog-Api-Key", "c"),
-        ("Set-Cookie", "d"),
-        ("x-session-token", "e"),
-        ("content-type", "text/event-stream"),
-    ]
+def test_a_recording_keeps_no_credential_of_its_url_or_headers() -> None:
+    recording = Recording(
+        url=f"https://me:{SECRET}@api.example.com/v1/chat/completions?key={SECRET}",
+        method="POST",
+        request_headers=(("Ocp-Apim-Subscription-Key", SECRET), ("accept", "text/event-stream")),
+        model="m",
+        recorded_at="2025-01-01T00:00:00+00:00",
+        status=401,
+        response_headers=(("set-cookie", SECRET), ("content-type", "application/json")),
+        reads=(Read(b"{}"),),
+    )
 
-    values = [value for _, value in redacted(headers)]
+    scenario = recorded_scenario(recording, "x")
 
-    assert values == [REDACTED] * 5 + ["text/event-stream"]
+    assert SECRET not in scenario.model_dump_json()
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, ErrorAttempt)
+    assert attempt.error.headers == {"set-cookie": REDACTED, "content-type": "application/json"}
 
 
 # --- the command ---------------------------------------------------------------------------
@@ -247,8 +273,9 @@ def test_redaction_covers_credentials_and_cookies() -> None:
 def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
     original = load_fixture(STARTER / "utf8-byte-split.yaml")
     with ServerThread(ScenarioRegistry([original])) as server:
+        upstream = f"http://me:{SECRET}@127.0.0.1:{server.port}"
         command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0"]
-        command += ["--upstream", server.root_url, "--out", str(tmp_path), "--name", "cap"]
+        command += ["--upstream", upstream, "--out", str(tmp_path), "--name", "cap"]
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )
@@ -262,6 +289,7 @@ def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=10)
+    assert first.strip().endswith(f"-> http://{REDACTED}@{upstream.partition('@')[2]}")
     assert response.content == _plan(original).body
     assert saved_line.strip() == f"HTTP 200: {tmp_path / 'cap-001.yaml'}"
     assert _plan(load_fixture(tmp_path / "cap-001.yaml")).body == _plan(original).body
