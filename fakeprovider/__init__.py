@@ -11,6 +11,7 @@ from .fixtures import (
     load_fixtures,
     validate_fixtures,
 )
+from .forwarding import ForwardingError
 from .playback import NoScenarioSelectedError, PlaybackError
 from .recording import RecordingError
 from .registry import (
@@ -74,6 +75,7 @@ __all__ = [
     "Fixture",
     "FixtureError",
     "FixtureProblem",
+    "ForwardingError",
     "Framing",
     "HowEnded",
     "LiteralStep",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .errors import FakeProviderError
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
@@ -76,7 +77,11 @@ async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix:
 
 
 @main.command()
-@click.option("--upstream", required=True, help="Base URL requests go to (path appended).")
+@click.option(
+    "--upstream",
+    required=True,
+    help="Base URL: a request's path is appended to its path; no other host is contacted.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8766, show_default=True, help="Port; 0 picks a free one.")
 @click.option(
@@ -87,7 +92,12 @@ async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix:
     type=click.Path(file_okay=False, path_type=Path),
     help="Directory for the fixtures and .sse dumps.",
 )
-@click.option("--name", default="recorded", show_default=True, help="Fixture id prefix.")
+@click.option(
+    "--name",
+    default="recorded",
+    show_default=True,
+    help="Fixture id prefix: letters, digits, '.', '_', '-'.",
+)
 @click.option(
     "--min-pause-ms",
     default=DEFAULT_MIN_PAUSE_MS,
@@ -112,28 +122,33 @@ def record(
     """Record a real upstream: a loopback proxy that saves every answer as a fixture.
 
     Point a client at http://HOST:PORT (plus the path it would use upstream, e.g. /v1);
-    each request goes to UPSTREAM + path and its answer is relayed as it arrives and
-    saved as OUT/NAME-NNN.yaml (reads, pauses, ending, provenance) with the raw body as
-    OUT/NAME-NNN.sse. Credentials are redacted in what is saved: secret-looking headers and
-    query parameters, and the user:password of a URL.
+    each request goes to UPSTREAM's host with the path appended to UPSTREAM's path, and
+    its answer is relayed as it arrives and saved as OUT/NAME-NNN.yaml (reads, pauses,
+    ending, provenance) with the raw body as OUT/NAME-NNN.sse. Credentials are redacted in
+    what is saved: secret-looking headers and query parameters, and the user:password of a
+    URL.
     """
-    proxy = RecordingProxy(
-        upstream,
-        out_dir,
-        host=host,
-        port=port,
-        name=name,
-        min_pause_ms=min_pause_ms,
-        idle_timeout_s=idle_timeout,
-        on_saved=_report_saved,
-    )
+    try:
+        proxy = RecordingProxy(
+            upstream,
+            out_dir,
+            host=host,
+            port=port,
+            name=name,
+            min_pause_ms=min_pause_ms,
+            idle_timeout_s=idle_timeout,
+            on_saved=_report_saved,
+        )
+    except FakeProviderError as error:
+        click.echo(f"fakeprovider record: {error}", err=True)
+        sys.exit(2)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_record(proxy))
 
 
 async def _record(proxy: RecordingProxy) -> None:
     async with proxy:
-        upstream = redacted_url(proxy.upstream)
+        upstream = redacted_url(str(proxy.upstream))
         click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
         await asyncio.Event().wait()

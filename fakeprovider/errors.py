@@ -12,6 +12,7 @@ FakeProviderError
   + NoScenarioSelectedError (ValueError)   playback: a request names no scenario; ``.status``
   + UnknownScenarioError (KeyError)        registry: no scenario has that id
   + RecordingError (ValueError)            recording: a response cannot become a fixture
+  + ForwardingError (ValueError)           forwarding: an upstream or target not forwarded to
   + _UnsafeShapeError                      fixtures: YAML too deep, cyclic or alias-bombed
   + _RequestRejectedError                  server: answered with an error, then closed
   + _BadRequestError                       proxy: a request the proxy cannot forward

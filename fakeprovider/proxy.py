@@ -1,10 +1,11 @@
 """The recording proxy: forwards requests to an upstream and saves each answer as a fixture.
 
 A thin asyncio shell on loopback. Each connection carries one request (the answer says
-``connection: close``): it goes to ``upstream + path`` with the client's headers, asking for
-an uncompressed body; the response is relayed to the client as it arrives, read by read,
-and the reads, their timing and the ending become a fixture (``recording.py``) beside a raw
-``.sse`` dump of the body, which ``conformance lint`` reads.
+``connection: close``): it goes to the upstream's origin, its path appended to the
+upstream's (``forwarding.py``), with the client's headers, asking for an uncompressed body;
+the response is relayed to the client as it arrives, read by read, and the reads, their
+timing and the ending become a fixture (``recording.py``) beside a raw ``.sse`` dump of the
+body, which ``conformance lint`` reads.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import httpx
 
 from .errors import FakeProviderError
 from .fixtures import fixture_yaml
+from .forwarding import ForwardingError, forwarded_url, upstream_origin
 from .listening import ListeningServer
 from .playback import request_model
 from .recording import (
@@ -33,6 +35,8 @@ from .recording import (
     Read,
     Recording,
     RecordingError,
+    check_id_prefix,
+    recorded_id,
     recorded_scenario,
 )
 from .redaction import redacted_url
@@ -88,7 +92,11 @@ class _BadRequestError(FakeProviderError):
 
 
 class RecordingProxy(ListeningServer):
-    """Records every exchange with ``upstream`` into ``out_dir`` as ``NAME-NNN.yaml``."""
+    """Records every exchange with ``upstream`` into ``out_dir`` as ``NAME-NNN.yaml``.
+
+    Raises ForwardingError for an unusable ``upstream``, RecordingError for a ``name`` that
+    cannot prefix a scenario id.
+    """
 
     def __init__(
         self,
@@ -102,7 +110,8 @@ class RecordingProxy(ListeningServer):
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         on_saved: Callable[[Saved], None] | None = None,
     ) -> None:
-        self.upstream = upstream.rstrip("/")
+        check_id_prefix(name)
+        self.upstream = upstream_origin(upstream)
         self.out_dir = out_dir
         self.host = host
         self.name = name
@@ -138,10 +147,11 @@ class RecordingProxy(ListeningServer):
         try:
             request = await asyncio.wait_for(_read_request(reader, writer), 10.0)
             if request is not None:
-                recording = await self._relay(request, writer)
+                url = forwarded_url(self.upstream, request.target)
+                recording = await self._relay(request, url, writer)
                 if recording is not None:
                     self._save(recording)
-        except _BadRequestError as error:
+        except (_BadRequestError, ForwardingError) as error:
             _write_error(writer, 400, str(error))
         except (TimeoutError, ConnectionError):
             pass
@@ -151,14 +161,15 @@ class RecordingProxy(ListeningServer):
             if not writer.transport.is_closing():
                 writer.close()
 
-    async def _relay(self, request: _Request, writer: asyncio.StreamWriter) -> Recording | None:
-        """Forward ``request``, relay the answer, and return what was received."""
+    async def _relay(
+        self, request: _Request, url: httpx.URL, writer: asyncio.StreamWriter
+    ) -> Recording | None:
+        """Forward ``request`` to ``url``, relay the answer, and return what was received."""
         assert self._client is not None
-        url = self.upstream + request.target
         headers = [(n, v) for n, v in request.headers if n.lower() not in _FORWARD_DROPPED]
         headers.append(("accept-encoding", "identity"))  # the fixture keeps the body as sent
         unanswered = Recording(
-            url=url,
+            url=str(url),
             method=request.method,
             request_headers=tuple(request.headers),
             model=request_model(request.body),
@@ -183,7 +194,7 @@ class RecordingProxy(ListeningServer):
                     chunked=chunked,
                 )
         except httpx.ConnectError as error:
-            shown = redacted_url(url)
+            shown = redacted_url(str(url))
             _write_error(writer, 502, f"fakeprovider record: upstream {shown} unreachable: {error}")
             return None
         except httpx.TransportError as error:
@@ -195,7 +206,7 @@ class RecordingProxy(ListeningServer):
 
     def _save(self, recording: Recording) -> None:
         self._count += 1
-        scenario_id = f"{self.name}-{self._count:03d}"
+        scenario_id = recorded_id(self.name, self._count)
         dump = self.out_dir / f"{scenario_id}.sse"
         dump.write_bytes(recording.body)
         try:

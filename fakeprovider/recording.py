@@ -19,6 +19,7 @@ from typing import Literal
 from .errors import FakeProviderError
 from .redaction import redacted_headers, redacted_url
 from .scenario import (
+    SCENARIO_ID_PATTERN,
     DisconnectStep,
     ErrorAttempt,
     ErrorResponse,
@@ -99,6 +100,20 @@ class Recording:
     @property
     def body(self) -> bytes:
         return b"".join(read.data for read in self.reads)
+
+
+def recorded_id(prefix: str, number: int) -> str:
+    """The id (and file name) of a prefix's ``number``-th recording."""
+    return f"{prefix}-{number:03d}"
+
+
+def check_id_prefix(prefix: str) -> None:
+    """Raise RecordingError unless ``prefix``'s recordings have valid scenario ids."""
+    if not re.fullmatch(SCENARIO_ID_PATTERN, recorded_id(prefix, 1)):
+        raise RecordingError(
+            f"--name {prefix!r}: a recording's id, {recorded_id(prefix, 1)!r}, must match "
+            f"{SCENARIO_ID_PATTERN} (letters, digits, '.', '_', '-'; a letter or digit first)"
+        )
 
 
 def recorded_scenario(

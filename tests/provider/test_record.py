@@ -7,8 +7,10 @@ whose replay sends exactly the original body, cut only where the original was cu
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +25,7 @@ from fakeprovider.recording import (
     Read,
     Recording,
     RecordingError,
+    check_id_prefix,
     recorded_scenario,
 )
 from fakeprovider.redaction import REDACTED
@@ -38,6 +41,7 @@ from fakeprovider.scenario import (
 )
 from fakeprovider.server import ServerThread
 from fakeprovider.wire import WirePlan, encode_stream
+from tests.provider.raw_http import post_bytes, split_response
 
 pytestmark = pytest.mark.timeout(60)
 STARTER = bundled_fixtures() / "starter"
@@ -52,6 +56,8 @@ CREDENTIAL_HEADERS = (
     "api_key",
     "x-auth",
 )
+LINE_DEADLINE_S = 30.0
+"""How long a test waits for an answer before failing: a hang guard."""
 
 
 def _plan(scenario: Scenario) -> WirePlan:
@@ -96,12 +102,12 @@ def _record(
     fixture: str, tmp_path: Path, idle_timeout_s: float = 5.0, *, credentials: bool = False
 ) -> tuple[bytes, Saved]:
     """Record ``fixture`` played by the fake provider; ``credentials`` puts a secret in the
-    upstream URL's userinfo and in the request's query, as a user might."""
+    upstream URL (userinfo and query) and in the request's query, as a user might."""
     original = load_fixture(STARTER / f"{fixture}.yaml")
     with ServerThread(ScenarioRegistry([original])) as server:
         upstream, path = server.root_url, f"/{fixture}/v1/chat/completions"
         if credentials:
-            upstream = f"http://user:{SECRET}@127.0.0.1:{server.port}"
+            upstream = f"http://user:{SECRET}@127.0.0.1:{server.port}/?key={SECRET}"
             path += f"?api_key={SECRET}&stream=1"
         received, saved = asyncio.run(
             _record_through_proxy(upstream, path, tmp_path, idle_timeout_s)
@@ -143,9 +149,9 @@ def test_secrets_never_reach_the_saved_files(tmp_path: Path) -> None:
     assert saved.status == 200  # the credentials in the URLs did not change where it went
     for name in CREDENTIAL_HEADERS:
         assert f"{name.lower()}: {REDACTED}" in text  # as httpx sends them
-    # The upstream's userinfo and the query, in the title, description, emitted_by, notes:
+    # The upstream's userinfo and both queries, in the title, description, emitted_by, notes:
     upstream = f"http://{REDACTED}@127.0.0.1:"
-    query = f"?api_key={REDACTED}&stream=1"
+    query = f"?key={REDACTED}&api_key={REDACTED}&stream=1"
     assert text.count(upstream) == text.count(query) == 4
     assert "recorded by `fakeprovider record`" in text
 
@@ -267,6 +273,52 @@ def test_a_recording_keeps_no_credential_of_its_url_or_headers() -> None:
     assert attempt.error.headers == {"set-cookie": REDACTED, "content-type": "application/json"}
 
 
+@pytest.mark.parametrize("name", ["recorded", "openai.gpt-4o_2025", "A"])
+def test_a_name_that_prefixes_valid_ids_is_accepted(name: str) -> None:
+    check_id_prefix(name)
+
+
+@pytest.mark.parametrize("name", ["", "two words", "../escape", "-dash-first", "x" * 125, "é"])
+def test_a_name_that_cannot_prefix_an_id_is_refused(name: str) -> None:
+    with pytest.raises(RecordingError, match="--name"):
+        check_id_prefix(name)
+
+
+# --- the proxy: where it forwards, what it writes, when the client leaves -------------------
+
+
+def test_a_request_target_never_reaches_another_host(tmp_path: Path) -> None:
+    targets = ["@127.0.0.1:{port}/x", "http://127.0.0.1:{port}/x", "//127.0.0.1:{port}/x"]
+    targets += ["127.0.0.1:{port}", "*"]
+    with socket.create_server(("127.0.0.1", 0)) as decoy:
+        port = decoy.getsockname()[1]
+        answers = asyncio.run(
+            _send_raw(tmp_path, [post_bytes(target.format(port=port)) for target in targets])
+        )
+        decoy.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            decoy.accept()  # nobody connected to it
+
+    for target, answer in zip(targets, answers, strict=True):
+        status_line, headers, body = split_response(answer)
+        assert status_line == "HTTP/1.1 400 Bad Request", target
+        assert headers["content-type"] == "application/json"
+        assert "request target" in json.loads(body)["error"]["message"]
+    assert list(tmp_path.iterdir()) == []
+
+
+async def _send_raw(out_dir: Path, requests: list[bytes]) -> list[bytes]:
+    """Each request on its own connection to a proxy whose upstream is never reached."""
+    answers = []
+    async with RecordingProxy("http://127.0.0.1:9", out_dir) as proxy:
+        for request in requests:
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+            writer.write(request)
+            answers.append(await asyncio.wait_for(reader.read(), LINE_DEADLINE_S))
+            writer.close()
+    return answers
+
+
 # --- the command ---------------------------------------------------------------------------
 
 
@@ -293,3 +345,27 @@ def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
     assert response.content == _plan(original).body
     assert saved_line.strip() == f"HTTP 200: {tmp_path / 'cap-001.yaml'}"
     assert _plan(load_fixture(tmp_path / "cap-001.yaml")).body == _plan(original).body
+
+
+def test_an_invalid_name_is_refused_before_listening(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0"]
+    command += ["--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--name", "a b"]
+
+    result = subprocess.run(command, capture_output=True, text=True, timeout=LINE_DEADLINE_S)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("fakeprovider record: --name 'a b': ")
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+
+
+def test_an_unusable_upstream_is_refused_before_listening(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0"]
+    command += ["--upstream", f"ftp://me:{SECRET}@example.com", "--out", str(tmp_path)]
+
+    result = subprocess.run(command, capture_output=True, text=True, timeout=LINE_DEADLINE_S)
+
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and SECRET not in result.stderr
+    assert "not an http:// or https:// URL" in result.stderr
