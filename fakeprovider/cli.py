@@ -124,9 +124,9 @@ def record(
     Point a client at http://HOST:PORT (plus the path it would use upstream, e.g. /v1);
     each request goes to UPSTREAM's host with the path appended to UPSTREAM's path, and
     its answer is relayed as it arrives and saved as OUT/NAME-NNN.yaml (reads, pauses,
-    ending, provenance) with the raw body as OUT/NAME-NNN.sse. Credentials are redacted in
-    what is saved: secret-looking headers and query parameters, and the user:password of a
-    URL.
+    ending, provenance) with the raw body as OUT/NAME-NNN.sse, numbered after the files
+    already there. Credentials are redacted in what is saved: secret-looking headers and
+    query parameters, and the user:password of a URL.
     """
     try:
         proxy = RecordingProxy(

@@ -5,7 +5,8 @@ A thin asyncio shell on loopback. Each connection carries one request (the answe
 upstream's (``forwarding.py``), with the client's headers, asking for an uncompressed body;
 the response is relayed to the client as it arrives, read by read, and the reads, their
 timing and the ending become a fixture (``recording.py``) beside a raw ``.sse`` dump of the
-body, which ``conformance lint`` reads.
+body, which ``conformance lint`` reads. Files are created exclusively: a recording never
+replaces another, from this session or a concurrent one.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class RecordingProxy(ListeningServer):
         self.idle_timeout_s = idle_timeout_s
         self._on_saved = on_saved
         self._requested_port = port
-        self._count = 0
+        self._next_number = 1
         self._server: asyncio.Server | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -205,20 +206,40 @@ class RecordingProxy(ListeningServer):
             return dataclasses.replace(unanswered, ending=ending)
 
     def _save(self, recording: Recording) -> None:
-        self._count += 1
-        scenario_id = recorded_id(self.name, self._count)
-        dump = self.out_dir / f"{scenario_id}.sse"
+        scenario_id, dump, fixture = self._claim_files()
         dump.write_bytes(recording.body)
         try:
             scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
         except RecordingError as error:
+            fixture.unlink()
             saved = Saved(None, dump, recording.status, str(error))
         else:
-            fixture = self.out_dir / f"{scenario_id}.yaml"
             fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
             saved = Saved(fixture, dump, recording.status)
         if self._on_saved is not None:
             self._on_saved(saved)
+
+    def _claim_files(self) -> tuple[str, Path, Path]:
+        """The next id whose ``.sse`` and ``.yaml`` this call created, both empty.
+
+        Created exclusively (O_EXCL), so numbering goes on past earlier sessions' files and
+        two sessions racing for a number cannot both win it.
+        """
+        while True:
+            scenario_id = recorded_id(self.name, self._next_number)
+            self._next_number += 1
+            dump = self.out_dir / f"{scenario_id}.sse"
+            fixture = self.out_dir / f"{scenario_id}.yaml"
+            try:
+                dump.touch(exist_ok=False)
+            except FileExistsError:
+                continue
+            try:
+                fixture.touch(exist_ok=False)
+            except FileExistsError:
+                dump.unlink()
+                continue
+            return scenario_id, dump, fixture
 
 
 async def _relay_body(

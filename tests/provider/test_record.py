@@ -319,6 +319,32 @@ async def _send_raw(out_dir: Path, requests: list[bytes]) -> list[bytes]:
     return answers
 
 
+def test_a_second_session_numbers_on_and_never_overwrites(tmp_path: Path) -> None:
+    _, first = _record("utf8-byte-split", tmp_path)
+    assert first.fixture is not None
+    kept = first.fixture.read_bytes()
+    # Numbers a concurrent session holds: one has its dump so far, the other its fixture.
+    (tmp_path / "recorded-002.sse").write_bytes(b"another session's")
+    (tmp_path / "recorded-003.yaml").write_text("another session's")
+
+    _, second = _record("crlf-bom", tmp_path)
+
+    assert first.fixture.name == "recorded-001.yaml"
+    assert second.fixture == tmp_path / "recorded-004.yaml"
+    assert second.dump == tmp_path / "recorded-004.sse"
+    assert first.fixture.read_bytes() == kept
+    assert (tmp_path / "recorded-002.sse").read_bytes() == b"another session's"
+    assert (tmp_path / "recorded-003.yaml").read_text() == "another session's"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "recorded-001.sse",
+        "recorded-001.yaml",
+        "recorded-002.sse",
+        "recorded-003.yaml",
+        "recorded-004.sse",
+        "recorded-004.yaml",
+    ]
+
+
 # --- the command ---------------------------------------------------------------------------
 
 
