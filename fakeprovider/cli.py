@@ -126,7 +126,8 @@ def record(
     its answer is relayed as it arrives and saved as OUT/NAME-NNN.yaml (reads, pauses,
     ending, provenance) with the raw body as OUT/NAME-NNN.sse, numbered after the files
     already there. Credentials are redacted in what is saved: secret-looking headers and
-    query parameters, and the user:password of a URL.
+    query parameters, and the user:password of a URL. An answer the client leaves is
+    saved as far as it went, marked partial.
     """
     try:
         proxy = RecordingProxy(
@@ -156,10 +157,11 @@ async def _record(proxy: RecordingProxy) -> None:
 
 def _report_saved(saved: Saved) -> None:
     status = "no response" if saved.status is None else f"HTTP {saved.status}"
+    partial = f" (partial: {saved.partial})" if saved.partial else ""
     if saved.fixture is None:
-        click.echo(f"{status}: {saved.dump} (no fixture: {saved.problem})", err=True)
+        click.echo(f"{status}: {saved.dump} (no fixture: {saved.problem}){partial}", err=True)
     else:
-        click.echo(f"{status}: {saved.fixture}")
+        click.echo(f"{status}: {saved.fixture}{partial}")
 
 
 @main.command()

@@ -5,8 +5,9 @@ A thin asyncio shell on loopback. Each connection carries one request (the answe
 upstream's (``forwarding.py``), with the client's headers, asking for an uncompressed body;
 the response is relayed to the client as it arrives, read by read, and the reads, their
 timing and the ending become a fixture (``recording.py``) beside a raw ``.sse`` dump of the
-body, which ``conformance lint`` reads. Files are created exclusively: a recording never
-replaces another, from this session or a concurrent one.
+body, which ``conformance lint`` reads. A client that leaves early leaves a partial
+recording. Files are created exclusively: a recording never replaces another, from this
+session or a concurrent one.
 """
 
 from __future__ import annotations
@@ -56,12 +57,14 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Saved:
-    """What one recorded exchange left on disk; ``problem`` says why there is no fixture."""
+    """What one recorded exchange left on disk; ``problem`` says why there is no fixture,
+    ``partial`` why the body stops before the upstream's end."""
 
     fixture: Path | None
     dump: Path
     status: int | None
     problem: str = ""
+    partial: str = ""
 
 
 @dataclass
@@ -74,8 +77,9 @@ class _Request:
 
 @dataclass
 class _Relay:
-    """The response as relayed so far: the reads and when the last one came."""
+    """The response as relayed so far: its head, the reads and when the last one came."""
 
+    response: httpx.Response | None = None
     last: float = field(default_factory=time.monotonic)
     reads: list[Read] = field(default_factory=list)
 
@@ -84,8 +88,26 @@ class _Relay:
         self.reads.append(Read(data, round((now - self.last) * 1000, 3)))
         self.last = now
 
-    def gap_ms(self) -> float:
-        return round((time.monotonic() - self.last) * 1000, 3)
+    def recording(self, unanswered: Recording, ending: ClientEnding) -> Recording:
+        """``unanswered`` completed with the response relayed so far, ended by ``ending``."""
+        assert self.response is not None
+        return dataclasses.replace(
+            unanswered,
+            status=self.response.status_code,
+            response_headers=tuple(self.response.headers.multi_items()),
+            reads=tuple(self.reads),
+            ending=ending,
+            final_gap_ms=round((time.monotonic() - self.last) * 1000, 3),
+            chunked="chunked" in self.response.headers.get("transfer-encoding", "").lower(),
+        )
+
+    def partial(self, unanswered: Recording, who: str) -> Recording:
+        """What was relayed before ``who`` ended the exchange early: replayed as a cut."""
+        size = sum(len(read.data) for read in self.reads)
+        reason = f"{who} after {size} body bytes; the rest of the upstream's body was not read"
+        return dataclasses.replace(
+            self.recording(unanswered, "disconnect"), final_gap_ms=0.0, partial=reason
+        )
 
 
 class _BadRequestError(FakeProviderError):
@@ -182,18 +204,10 @@ class RecordingProxy(ListeningServer):
             async with self._client.stream(
                 request.method, url, headers=headers, content=request.body
             ) as response:
+                relay.response = response
                 _write_head(writer, response)
                 ending = await _relay_body(response, writer, relay)
-                chunked = "chunked" in response.headers.get("transfer-encoding", "").lower()
-                return dataclasses.replace(
-                    unanswered,
-                    status=response.status_code,
-                    response_headers=tuple(response.headers.multi_items()),
-                    reads=tuple(relay.reads),
-                    ending=ending,
-                    final_gap_ms=relay.gap_ms(),
-                    chunked=chunked,
-                )
+                return relay.recording(unanswered, ending)
         except httpx.ConnectError as error:
             shown = redacted_url(str(url))
             _write_error(writer, 502, f"fakeprovider record: upstream {shown} unreachable: {error}")
@@ -204,6 +218,10 @@ class RecordingProxy(ListeningServer):
             if ending == "reset":
                 writer.transport.abort()
             return dataclasses.replace(unanswered, ending=ending)
+        except ConnectionError:
+            if relay.response is None:
+                raise
+            return relay.partial(unanswered, "the client closed its connection")
 
     def _save(self, recording: Recording) -> None:
         scenario_id, dump, fixture = self._claim_files()
@@ -212,10 +230,10 @@ class RecordingProxy(ListeningServer):
             scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
         except RecordingError as error:
             fixture.unlink()
-            saved = Saved(None, dump, recording.status, str(error))
+            saved = Saved(None, dump, recording.status, str(error), recording.partial)
         else:
             fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
-            saved = Saved(fixture, dump, recording.status)
+            saved = Saved(fixture, dump, recording.status, partial=recording.partial)
         if self._on_saved is not None:
             self._on_saved(saved)
 

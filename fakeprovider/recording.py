@@ -96,6 +96,7 @@ class Recording:
     ending: ClientEnding = "complete"
     final_gap_ms: float = 0.0  # the wait between the last read and the end
     chunked: bool = True  # the upstream used chunked transfer coding
+    partial: str = ""  # why the body stops before the upstream's end (the client left)
 
     @property
     def body(self) -> bytes:
@@ -129,14 +130,15 @@ def recorded_scenario(
         attempt = ErrorAttempt(error=_error(recording))
     model = recording.model or "unknown model"
     url = redacted_url(recording.url)
+    partial = " (partial)" if recording.partial else ""
     return Scenario(
         id=scenario_id,
-        title=f"Recorded from {url} ({model})",
+        title=f"Recorded from {url} ({model}){partial}",
         description=f"{recording.method} {url} answered "
         + (f"HTTP {recording.status}" if recording.status is not None else "with no response")
         + f", recorded by `fakeprovider record` on {recording.recorded_at}.",
         provenance=Provenance(emitted_by=f"{model} at {url}", notes=_notes(recording, url)),
-        tags=("recorded",),
+        tags=("recorded", "partial") if recording.partial else ("recorded",),
         attempts=(attempt,),
     )
 
@@ -145,9 +147,10 @@ def _notes(recording: Recording, url: str) -> str:
     headers = "; ".join(
         f"{name}: {value}" for name, value in redacted_headers(recording.request_headers)
     )
+    partial = f" Partial: {recording.partial}." if recording.partial else ""
     return (
         f"Recorded {recording.recorded_at}. Upstream: {url}. "
-        f"Model: {recording.model or '(none)'}. Ending: {recording.ending}. "
+        f"Model: {recording.model or '(none)'}. Ending: {recording.ending}.{partial} "
         f"Request headers (secrets redacted): {headers or '(none)'}."
     )
 

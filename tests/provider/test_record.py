@@ -7,10 +7,12 @@ whose replay sends exactly the original body, cut only where the original was cu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ import httpx
 import pytest
 
 from conformance.options import bundled_fixtures
+from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (
@@ -31,6 +34,7 @@ from fakeprovider.recording import (
 from fakeprovider.redaction import REDACTED
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import (
+    DisconnectStep,
     ErrorAttempt,
     FaultAttempt,
     PauseStep,
@@ -273,6 +277,21 @@ def test_a_recording_keeps_no_credential_of_its_url_or_headers() -> None:
     assert attempt.error.headers == {"set-cookie": REDACTED, "content-type": "application/json"}
 
 
+def test_a_partial_recording_ends_in_a_cut_and_says_why() -> None:
+    recording = _recording(Read(b"data: 1\n\n"), ending="disconnect")
+
+    scenario = recorded_scenario(
+        dataclasses.replace(recording, partial="the client closed its connection"), "x"
+    )
+
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    assert isinstance(attempt.stream.steps[-1], DisconnectStep)
+    assert "partial" in scenario.tags and "(partial)" in scenario.title
+    assert scenario.provenance.notes is not None
+    assert "Partial: the client closed its connection." in scenario.provenance.notes
+
+
 @pytest.mark.parametrize("name", ["recorded", "openai.gpt-4o_2025", "A"])
 def test_a_name_that_prefixes_valid_ids_is_accepted(name: str) -> None:
     check_id_prefix(name)
@@ -343,6 +362,45 @@ def test_a_second_session_numbers_on_and_never_overwrites(tmp_path: Path) -> Non
         "recorded-004.sse",
         "recorded-004.yaml",
     ]
+
+
+def test_an_answer_the_client_leaves_is_saved_as_far_as_it_went(tmp_path: Path) -> None:
+    slow = stream().text("first").pause(100)
+    for number in range(5):
+        slow.text(f"later {number}").pause(20)
+    scenario = ScenarioBuilder("slow").attempt(slow.done()).build()
+
+    with ServerThread(ScenarioRegistry([scenario])) as server:
+        received, saved = asyncio.run(_leave_early(server.root_url, tmp_path))
+
+    assert saved.partial.startswith("the client closed its connection after")
+    assert saved.fixture is not None and saved.status == 200
+    body = saved.dump.read_bytes()
+    assert b"first" in received and b"first" in body
+    assert b"[DONE]" not in body  # the upstream's end was never read
+    recorded = load_fixture(saved.fixture)
+    assert _plan(recorded).body == body
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    assert isinstance(attempt.stream.steps[-1], DisconnectStep)
+    assert "partial" in recorded.tags
+    assert recorded.provenance.notes is not None
+    assert f"Partial: {saved.partial}." in recorded.provenance.notes
+
+
+async def _leave_early(upstream: str, out_dir: Path) -> tuple[bytes, Saved]:
+    """Read the answer through the proxy until its first text arrives, then reset."""
+    saved: asyncio.Queue[Saved] = asyncio.Queue()
+    async with RecordingProxy(upstream, out_dir, on_saved=saved.put_nowait) as proxy:
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(post_bytes("/slow/v1/chat/completions"))
+        received = b""
+        while b"first" not in received:
+            received += await asyncio.wait_for(reader.read(1024), LINE_DEADLINE_S)
+        linger = writer.get_extra_info("socket")
+        linger.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.close()  # with linger 0: a reset, as a client that gives up
+        return received, await asyncio.wait_for(saved.get(), LINE_DEADLINE_S)
 
 
 # --- the command ---------------------------------------------------------------------------
