@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -126,8 +127,8 @@ def record(
     its answer is relayed as it arrives and saved as OUT/NAME-NNN.yaml (reads, pauses,
     ending, provenance) with the raw body as OUT/NAME-NNN.sse, numbered after the files
     already there. Credentials are redacted in what is saved: secret-looking headers and
-    query parameters, and the user:password of a URL. An answer the client leaves is
-    saved as far as it went, marked partial.
+    query parameters, and the user:password of a URL. An answer the client leaves, or
+    that is in flight at SIGINT/SIGTERM, is saved as far as it went, marked partial.
     """
     try:
         proxy = RecordingProxy(
@@ -143,16 +144,22 @@ def record(
     except FakeProviderError as error:
         click.echo(f"fakeprovider record: {error}", err=True)
         sys.exit(2)
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt):  # a SIGINT before the loop handles it
         asyncio.run(_record(proxy))
 
 
 async def _record(proxy: RecordingProxy) -> None:
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    # Handled explicitly: a SIGINT ignored by the parent (a shell's background job) stays
+    # ignored in the child, and SIGTERM's default would drop the exchanges in flight.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopped.set)
     async with proxy:
         upstream = redacted_url(str(proxy.upstream))
         click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
-        await asyncio.Event().wait()
+        await stopped.wait()
 
 
 def _report_saved(saved: Saved) -> None:

@@ -5,9 +5,9 @@ A thin asyncio shell on loopback. Each connection carries one request (the answe
 upstream's (``forwarding.py``), with the client's headers, asking for an uncompressed body;
 the response is relayed to the client as it arrives, read by read, and the reads, their
 timing and the ending become a fixture (``recording.py``) beside a raw ``.sse`` dump of the
-body, which ``conformance lint`` reads. A client that leaves early leaves a partial
-recording. Files are created exclusively: a recording never replaces another, from this
-session or a concurrent one.
+body, which ``conformance lint`` reads. A client that leaves early, or a recorder stopped
+mid-answer, leaves a partial recording. Files are created exclusively: a recording never
+replaces another, from this session or a concurrent one.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ class RecordingProxy(ListeningServer):
         self._on_saved = on_saved
         self._requested_port = port
         self._next_number = 1
+        self._exchanges: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -154,8 +155,13 @@ class RecordingProxy(ListeningServer):
         self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
 
     async def stop(self) -> None:
+        """Stop listening, end the exchanges in flight (saved as partial) and close."""
         if self._server is not None:
             self._server.close()
+            for exchange in self._exchanges:
+                exchange.cancel()
+            # Before wait_closed, which (Python 3.12+) waits for the connections to end.
+            await asyncio.gather(*self._exchanges, return_exceptions=True)
             await self._server.wait_closed()
             self._server = None
         if self._client is not None:
@@ -167,6 +173,9 @@ class RecordingProxy(ListeningServer):
         return f"http://{self.host}:{self.port}"
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        exchange = asyncio.current_task()
+        assert exchange is not None
+        self._exchanges.add(exchange)
         try:
             request = await asyncio.wait_for(_read_request(reader, writer), 10.0)
             if request is not None:
@@ -178,9 +187,12 @@ class RecordingProxy(ListeningServer):
             _write_error(writer, 400, str(error))
         except (TimeoutError, ConnectionError):
             pass
+        except asyncio.CancelledError:
+            pass  # stop() ended it; a handler ending cancelled is logged as an error (3.11)
         except Exception:  # one bad exchange must not stop the proxy
             _log.exception("fakeprovider record: exchange failed")
         finally:
+            self._exchanges.discard(exchange)
             if not writer.transport.is_closing():
                 writer.close()
 
@@ -222,6 +234,10 @@ class RecordingProxy(ListeningServer):
             if relay.response is None:
                 raise
             return relay.partial(unanswered, "the client closed its connection")
+        except asyncio.CancelledError:
+            if relay.response is not None:
+                self._save(relay.partial(unanswered, "the recorder stopped"))
+            raise
 
     def _save(self, recording: Recording) -> None:
         scenario_id, dump, fixture = self._claim_files()

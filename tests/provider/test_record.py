@@ -7,15 +7,20 @@ whose replay sends exactly the original body, cut only where the original was cu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
+import queue
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -61,7 +66,7 @@ CREDENTIAL_HEADERS = (
     "x-auth",
 )
 LINE_DEADLINE_S = 30.0
-"""How long a test waits for an answer before failing: a hang guard."""
+"""How long a test waits for an answer, a line or an exit before failing: a hang guard."""
 
 
 def _plan(scenario: Scenario) -> WirePlan:
@@ -406,29 +411,118 @@ async def _leave_early(upstream: str, out_dir: Path) -> tuple[bytes, Saved]:
 # --- the command ---------------------------------------------------------------------------
 
 
+class _RecordCommand:
+    """A running `fakeprovider record`, its stdout read by a thread so no wait is unbounded."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self._lines: queue.Queue[str] = queue.Queue()
+        assert process.stdout is not None
+        threading.Thread(target=self._pump, args=(process.stdout,), daemon=True).start()
+
+    def _pump(self, stdout: IO[str]) -> None:
+        for line in stdout:
+            self._lines.put(line)
+
+    def line(self) -> str:
+        try:
+            return self._lines.get(timeout=LINE_DEADLINE_S)
+        except queue.Empty:
+            pytest.fail(f"`fakeprovider record` printed no line in {LINE_DEADLINE_S} s")
+
+    def root_url(self) -> str:
+        """The proxy's URL, from its first line (the second says where it saves)."""
+        first = self.line()
+        self.line()
+        return first.split(" listening on ")[1].split(" ")[0]
+
+    def stop(self, signum: signal.Signals) -> int:
+        """Send ``signum`` and wait for the exit status."""
+        self.process.send_signal(signum)
+        return self.process.wait(timeout=LINE_DEADLINE_S)
+
+
+@contextlib.contextmanager
+def _record_command(*options: str, sigint_ignored: bool = False) -> Iterator[_RecordCommand]:
+    """`fakeprovider record` in a process group of its own, ended whatever the test does.
+
+    ``sigint_ignored`` starts it as a shell starts a background job: SIGINT ignored.
+    """
+    command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0", *options]
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if sigint_ignored else None
+    try:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    try:
+        yield _RecordCommand(process)
+    finally:
+        _end_process_group(process)
+
+
+def _end_process_group(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=LINE_DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
 def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
     original = load_fixture(STARTER / "utf8-byte-split.yaml")
     with ServerThread(ScenarioRegistry([original])) as server:
         upstream = f"http://me:{SECRET}@127.0.0.1:{server.port}"
-        command = [sys.executable, "-m", "fakeprovider", "record", "--port", "0"]
-        command += ["--upstream", upstream, "--out", str(tmp_path), "--name", "cap"]
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
-        )
-        try:
-            assert process.stdout is not None
-            first = process.stdout.readline()
+        options = ["--upstream", upstream, "--out", str(tmp_path), "--name", "cap"]
+        with _record_command(*options) as record:
+            first = record.line()
             root = first.split(" listening on ")[1].split(" ")[0]
-            process.stdout.readline()  # "saving to ..."
+            record.line()  # "saving to ..."
             response = httpx.post(f"{root}/utf8-byte-split/v1/chat/completions", json={})
-            saved_line = process.stdout.readline()
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=10)
+            saved_line = record.line()
+            assert record.stop(signal.SIGINT) == 0
     assert first.strip().endswith(f"-> http://{REDACTED}@{upstream.partition('@')[2]}")
     assert response.content == _plan(original).body
     assert saved_line.strip() == f"HTTP 200: {tmp_path / 'cap-001.yaml'}"
     assert _plan(load_fixture(tmp_path / "cap-001.yaml")).body == _plan(original).body
+
+
+def test_the_record_command_stops_on_sigint_even_started_ignoring_it(tmp_path: Path) -> None:
+    options = ["--upstream", "http://127.0.0.1:9", "--out", str(tmp_path)]
+    with _record_command(*options, sigint_ignored=True) as record:
+        record.root_url()
+
+        assert record.stop(signal.SIGINT) == 0
+
+
+def test_sigterm_saves_the_answer_in_flight_and_exits(tmp_path: Path) -> None:
+    original = load_fixture(STARTER / "stall-mid-reasoning.yaml")
+    with (
+        ServerThread(ScenarioRegistry([original])) as server,
+        _record_command("--upstream", server.root_url, "--out", str(tmp_path)) as record,
+        httpx.Client(timeout=LINE_DEADLINE_S) as client,
+    ):
+        url = f"{record.root_url()}/stall-mid-reasoning/v1/chat/completions"
+        with client.stream("POST", url, json={}) as response:
+            reads = response.iter_raw()  # kept: a dropped iterator closes the response
+            first_read = next(reads)  # the upstream has answered; then it stalls
+
+            assert record.stop(signal.SIGTERM) == 0
+
+        saved_line = record.line()
+    assert saved_line.startswith(f"HTTP 200: {tmp_path / 'recorded-001.yaml'} (partial: ")
+    assert "the recorder stopped after" in saved_line
+    assert (tmp_path / "recorded-001.sse").read_bytes().startswith(first_read)
 
 
 def test_an_invalid_name_is_refused_before_listening(tmp_path: Path) -> None:
