@@ -244,12 +244,14 @@ class RecordingProxy(ListeningServer):
         dump.write_bytes(recording.body)
         try:
             scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
+            fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
         except RecordingError as error:
-            fixture.unlink()
             saved = Saved(None, dump, recording.status, str(error), recording.partial)
         else:
-            fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
             saved = Saved(fixture, dump, recording.status, partial=recording.partial)
+        finally:
+            if fixture.stat().st_size == 0:  # claimed, never written: an empty file is no fixture
+                fixture.unlink()
         if self._on_saved is not None:
             self._on_saved(saved)
 

@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from conformance.options import bundled_fixtures
+from fakeprovider import proxy
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
@@ -367,6 +368,25 @@ def test_a_second_session_numbers_on_and_never_overwrites(tmp_path: Path) -> Non
         "recorded-004.sse",
         "recorded-004.yaml",
     ]
+
+
+@pytest.mark.parametrize("failure", [RecordingError("not UTF-8"), ValueError("unexpected")])
+def test_a_fixture_that_cannot_be_written_leaves_no_empty_file(
+    failure: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: object, **kwargs: object) -> Scenario:
+        raise failure
+
+    monkeypatch.setattr(proxy, "recorded_scenario", fail)
+    original = load_fixture(STARTER / "utf8-byte-split.yaml")
+    with ServerThread(ScenarioRegistry([original])) as server:
+        path = "/utf8-byte-split/v1/chat/completions"
+        received, saved = asyncio.run(_record_through_proxy(server.root_url, path, tmp_path))
+
+    assert received == _plan(original).body  # the client is served whatever the recording does
+    assert [path.name for path in tmp_path.iterdir()] == ["recorded-001.sse"]
+    if isinstance(failure, RecordingError):
+        assert saved == [Saved(None, tmp_path / "recorded-001.sse", 200, "not UTF-8")]
 
 
 def test_an_answer_the_client_leaves_is_saved_as_far_as_it_went(tmp_path: Path) -> None:
