@@ -11,10 +11,14 @@ from conformance.adapters.thirdparty.common import (
     Assembled,
     AssembledCall,
     finish_event,
+    implied_finish,
+    sdk_retries,
+    tool_specs,
     usage_event,
 )
 from conformance.adapters.thirdparty.errors import error_code
-from conformance.events import BlockEnd, Finish, ToolCallBlock, Usage
+from conformance.events import BlockEnd, Finish, RunCase, ToolCallBlock, Usage
+from conformance.options import DEFAULT_POLICY, default_request
 
 
 def _error(name: str, *bases: type[BaseException], **attributes: object) -> type[Exception]:
@@ -64,6 +68,15 @@ def test_litellm_wrapper_is_read_through() -> None:
     assert error_code(caused) == "RATE_LIMIT"
 
 
+def test_a_library_refusing_an_unidentified_call_refuses_it_as_t5_does() -> None:
+    """mirascope raises a bare RuntimeError for a call opening without id or name."""
+    assert error_code(RuntimeError("Missing id for tool call at index 0")) == "MALFORMED_TOOL_CALL"
+    assert error_code(RuntimeError("Missing name for tool call at index 1")) == (
+        "MALFORMED_TOOL_CALL"
+    )
+    assert error_code(RuntimeError("Received tool_call_chunk for unknown tool call ID")) is None
+
+
 def test_assembled_message_becomes_blocks_usage_and_finish() -> None:
     assembled = Assembled(
         text="",
@@ -107,3 +120,32 @@ def test_a_library_refusing_an_empty_stream_refuses_it_as_e1_does() -> None:
         pass
 
     assert error_code(ModelTimeoutError("read timed out")) == "TIMEOUT"
+
+
+def test_a_library_without_finish_reasons_finishes_as_its_caller_acts() -> None:
+    """Calls returned: its agent loop runs them (tool-calls); none: a complete answer."""
+    call = AssembledCall("call_1", "get_weather", "{}")
+    assert finish_event(implied_finish([call])) == Finish(reason="tool-calls")
+    assert finish_event(implied_finish([])) == Finish(reason="stop")
+
+
+def test_tool_specs_read_the_request_tools() -> None:
+    case = RunCase(
+        case="c",
+        base_url="http://127.0.0.1:1/v1",
+        api_key="k",
+        request=default_request(),
+        retry=DEFAULT_POLICY,
+        idle_timeout_s=1,
+        timeout_s=1,
+    )
+    specs = tool_specs(case)
+    assert [spec.name for spec in specs] == ["get_weather", "get_time"]
+    assert specs[0].description == "Current weather for a city"
+    assert specs[0].properties == {"city": {"type": "string"}}
+    assert specs[0].required == ["city"]
+
+
+def test_content_cases_turn_the_sdk_retries_off() -> None:
+    assert sdk_retries(native=False) == {"max_retries": 0}
+    assert sdk_retries(native=True) == {}  # the client's own default budget

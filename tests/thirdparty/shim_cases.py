@@ -54,3 +54,12 @@ def check_column(column: str, expected: dict[str, str]) -> None:
     results = run_cases(column, *expected)
     observed = {case_id: seen(results[case_id]) for case_id in expected}
     assert observed == expected
+
+
+def usages(case: CaseResult) -> list[dict[str, object]]:
+    """The usage events the shim reported in the case (its content cases run one attempt)."""
+    return [
+        {k: v for k, v in event.items() if k != "type"}
+        for event in case.events
+        if event.get("type") == "usage"
+    ]

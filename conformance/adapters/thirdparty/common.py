@@ -132,6 +132,12 @@ def native_retry(options: RunOptions) -> bool:
     return bool(options.extra.get(NATIVE_RETRY, False))
 
 
+def sdk_retries(native: bool) -> dict[str, Any]:
+    """The openai client's retry keyword: its default budget for the native retry profile,
+    none for the content cases (each attempt is then one request the suite can judge)."""
+    return {} if native else {"max_retries": 0}
+
+
 def user_messages(case: RunCase) -> list[dict[str, Any]]:
     messages = case.request.get("messages")
     return list(messages) if isinstance(messages, list) else []
@@ -142,12 +148,52 @@ def tool_schemas(case: RunCase) -> list[dict[str, Any]]:
     return list(tools) if isinstance(tools, list) else list(DEFAULT_TOOLS)
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """One function tool of the request, for a library that declares tools its own way."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @property
+    def properties(self) -> dict[str, dict[str, Any]]:
+        return dict(self.parameters.get("properties", {}))
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required", ()))
+
+
+def tool_specs(case: RunCase) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name=str(function["name"]),
+            description=str(function.get("description", "")),
+            parameters=dict(function.get("parameters", {})),
+        )
+        for function in (schema["function"] for schema in tool_schemas(case))
+    ]
+
+
+def never_called(*_: Any, **__: Any) -> Any:
+    """The body of every tool a shim declares: shims assemble calls, they never run them."""
+    raise AssertionError("the shim never executes tools")
+
+
 def model_name(case: RunCase) -> str:
     return str(case.request.get("model", "fake-model"))
 
 
 def integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def implied_finish(calls: Sequence[object]) -> str | None:
+    """The finish of a library that exposes no finish reason (its turn is a Responses-style
+    item list or a bare message): its callers run the tools when it returned calls, and take
+    the answer as complete otherwise (``None``: `stop`)."""
+    return "tool_calls" if calls else None
 
 
 def first_text(values: Sequence[object]) -> str | None:

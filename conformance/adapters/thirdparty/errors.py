@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...codes import (
     EMPTY_RESPONSE,
     MALFORMED_RESPONSE,
+    MALFORMED_TOOL_CALL,
     RATE_LIMIT,
     SERVER,
     STREAM_CLOSED,
@@ -44,6 +45,8 @@ _END_WITHOUT_FINISH = "Stream ended before a finish_reason"  # litellm MidStream
 # A library's own refusal of a stream with nothing in it (langchain, pydantic-ai): E1's.
 _EMPTY = ("No generation chunks were returned", "ended without content or tool calls")
 _UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON error
+# mirascope's refusal of a call that opens without its id or name: T5's.
+_UNIDENTIFIED = ("Missing id for tool call", "Missing name for tool call")
 _MAX_DEPTH = 5
 
 
@@ -75,6 +78,8 @@ def _own_code(error: BaseException) -> str | None:
         return EMPTY_RESPONSE
     if _UNDECODABLE in message:
         return MALFORMED_RESPONSE
+    if message.startswith(_UNIDENTIFIED):
+        return MALFORMED_TOOL_CALL
     names = [cls.__name__ for cls in type(error).__mro__]
     if _WRAPPERS & set(names):
         return None

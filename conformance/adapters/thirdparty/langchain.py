@@ -22,6 +22,7 @@ from .common import (
     integer,
     model_name,
     native_retry,
+    sdk_retries,
     tool_schemas,
     usage_event,
     user_messages,
@@ -36,14 +37,13 @@ class LangchainShim(SyncShim):
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:
-        retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0}
         model = ChatOpenAI(
             model=model_name(case),
             base_url=case.base_url,
             api_key=case.api_key,
             timeout=case.idle_timeout_s,
             stream_usage=True,
-            **retries,
+            **sdk_retries(self.native_retry),
         ).bind_tools(tool_schemas(case))
         total: Any = None
         for chunk in model.stream(user_messages(case)):

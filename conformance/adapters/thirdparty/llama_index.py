@@ -22,11 +22,14 @@ from .common import (
     Assembled,
     AssembledCall,
     SyncShim,
+    ToolSpec,
     first_text,
     hello,
     integer,
     native_retry,
-    tool_schemas,
+    never_called,
+    sdk_retries,
+    tool_specs,
     usage_event,
     user_messages,
 )
@@ -41,14 +44,13 @@ class LlamaIndexShim(SyncShim):
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:
-        retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0}
         llm = OpenAI(
             model=KNOWN_MODEL,
             api_base=case.base_url,
             api_key=case.api_key,
             timeout=case.idle_timeout_s,
             additional_kwargs={"stream_options": case.request.get("stream_options")},
-            **retries,
+            **sdk_retries(self.native_retry),
         )
         history = [
             ChatMessage(role=m["role"], content=m.get("content")) for m in user_messages(case)
@@ -56,7 +58,7 @@ class LlamaIndexShim(SyncShim):
         last: Any = None
         finish: str | None = None
         for response in llm.stream_chat_with_tools(
-            [_tool(schema) for schema in tool_schemas(case)], chat_history=history
+            [_tool(spec) for spec in tool_specs(case)], chat_history=history
         ):
             last = response
             choices = getattr(response.raw, "choices", None) or ()
@@ -67,25 +69,19 @@ class LlamaIndexShim(SyncShim):
         return _assembled(last, finish)
 
 
-def _tool(schema: dict[str, Any]) -> FunctionTool:
+def _tool(spec: ToolSpec) -> FunctionTool:
     """A tool with the request's name, description and parameters; it is never called."""
-    function = schema["function"]
-    parameters = function.get("parameters", {})
-    required = set(parameters.get("required", ()))
+    required = set(spec.required)
     fields: dict[str, Any] = {
-        name: (str if spec.get("type") == "string" else Any, ... if name in required else None)
-        for name, spec in parameters.get("properties", {}).items()
+        name: (str if schema.get("type") == "string" else Any, ... if name in required else None)
+        for name, schema in spec.properties.items()
     }
     metadata = ToolMetadata(
-        name=function["name"],
-        description=function.get("description", ""),
-        fn_schema=create_model(function["name"], **fields),
+        name=spec.name,
+        description=spec.description,
+        fn_schema=create_model(spec.name, **fields),
     )
-    return FunctionTool(fn=_never_called, metadata=metadata)
-
-
-def _never_called(**_: Any) -> str:
-    raise AssertionError("the shim never executes tools")
+    return FunctionTool(fn=never_called, metadata=metadata)
 
 
 def _assembled(response: Any, finish: str | None) -> Assembled:

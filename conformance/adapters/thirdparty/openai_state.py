@@ -23,6 +23,7 @@ from .common import (
     hello,
     integer,
     native_retry,
+    sdk_retries,
     usage_event,
 )
 
@@ -35,9 +36,11 @@ class OpenAIStateShim(SyncShim):
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:
-        retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0}
         client = openai.OpenAI(
-            base_url=case.base_url, api_key=case.api_key, timeout=case.idle_timeout_s, **retries
+            base_url=case.base_url,
+            api_key=case.api_key,
+            timeout=case.idle_timeout_s,
+            **sdk_retries(self.native_retry),
         )
         with client:
             state = ChatCompletionStreamState()

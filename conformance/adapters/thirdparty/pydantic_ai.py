@@ -29,6 +29,7 @@ from .common import (
     integer,
     model_name,
     native_retry,
+    sdk_retries,
     tool_schemas,
     usage_event,
     user_messages,
@@ -42,9 +43,11 @@ class PydanticAIShim(AsyncShim):
         self.native_retry = native_retry(options)
 
     async def assemble(self, case: RunCase) -> Assembled:
-        retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0}
         client = AsyncOpenAI(
-            base_url=case.base_url, api_key=case.api_key, timeout=case.idle_timeout_s, **retries
+            base_url=case.base_url,
+            api_key=case.api_key,
+            timeout=case.idle_timeout_s,
+            **sdk_retries(self.native_retry),
         )
         async with client:
             model = OpenAIChatModel(model_name(case), provider=OpenAIProvider(openai_client=client))
