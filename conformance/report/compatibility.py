@@ -409,13 +409,17 @@ class Finding:
         return self.observe(column, self.case)
 
 
-_SDK_COLUMNS = ("openai", "langchain", "litellm-openai", "pydantic-ai", "llama-index")
+# The columns that read the wire through openai-python's SSE decoder (the study's §0.4).
+_SDK_COLUMNS = (
+    *("openai", "langchain", "litellm-openai", "pydantic-ai", "llama-index"),
+    *("openai-agents", "autogen-ext", "haystack", "smolagents", "mirascope"),
+)
 _LITELLM = ("litellm-openai", "litellm-hosted-vllm")
 
 
-def _only(columns: Sequence[str]) -> dict[str, str]:
-    every = (*_SDK_COLUMNS, "litellm-hosted-vllm")
-    return {name: ("yes" if name in columns else "no") for name in every}
+def _only(claim: str, case: str, observe: Observe, columns: Sequence[str]) -> Finding:
+    """A finding the study observed in ``columns`` and in no other."""
+    return Finding(claim, case, observe, dict.fromkeys(columns, "yes"), otherwise="no")
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -428,24 +432,25 @@ FINDINGS: tuple[Finding, ...] = (
         "§0.1 a call whose id is never sent is not refused with MALFORMED_TOOL_CALL",
         "lmstudio-id-empty",
         _in_case(lambda c: not threw(c) and "MALFORMED" not in outcome(c)),
+        {"mirascope": "no"},  # raises "Missing id for tool call"
     ),
-    Finding(
+    _only(
         "§0.2 a name repeated on every delta is doubled (quirk A7)",
         "tool-name-repeated",
         _in_case(lambda c: any("get_weatherget_weather" in x["name"] for x in tool_calls(c))),
-        _only(("openai", "langchain", "pydantic-ai", "llama-index")),
+        ("openai", "langchain", "pydantic-ai", "llama-index", "haystack", "autogen-ext"),
     ),
-    Finding(
+    _only(
         "§0.2 an id repeated on every delta is concatenated",
         "continuation-id-repeated",
         _in_case(lambda c: any("call_1call_1" in call["id"] for call in tool_calls(c))),
-        _only(("openai", "llama-index")),
+        ("openai", "llama-index", "autogen-ext"),
     ),
-    Finding(
+    _only(
         "§0.3 a continuation with type: null crashes openai-python's accumulator",
         "continuation-type-null",
         _in_case(crashed),
-        _only(("openai",)),
+        ("openai",),
     ),
     Finding(
         '§0.3 "" and null continuations keep the identity',
@@ -456,24 +461,25 @@ FINDINGS: tuple[Finding, ...] = (
                 == [("call_8f2c1d0b6e3a4c57a1b2c3d4", "get_weather")]
             )
         ),
+        {"haystack": "no"},  # an id of "" overwrites the real one
     ),
-    Finding(
+    _only(
         "§0.4 an event with only a retry: field kills the stream (openai-python #2722)",
         "retry-field-only-event",
         _in_case(threw),
-        _only(_SDK_COLUMNS),
+        _SDK_COLUMNS,
     ),
-    Finding(
+    _only(
         "§0.4 litellm's own parser loses an event split over two data: lines",
         "event-over-two-data-lines",
         _in_case(lambda c: succeeded(c) and text_of(c) != "Hello"),
-        _only(("litellm-hosted-vllm",)),
+        ("litellm-hosted-vllm",),
     ),
-    Finding(
+    _only(
         "§0.5 a clean EOF without finish and [DONE] raises only in litellm",
         "truncated-no-finish-no-done",
         _in_case(threw),
-        _only(_LITELLM),
+        _LITELLM,
     ),
     Finding(
         "§0.5 no library requires [DONE] (a finish, then EOF, is a success)",
@@ -490,20 +496,21 @@ FINDINGS: tuple[Finding, ...] = (
         "§0.6 requests made for a 429 that never lifts (native retries on)",
         "http-429-forever",
         _requests,
-        {"litellm-hosted-vllm": "1", "llama-index": "4"},
+        # smolagents: 3 SDK requests per attempt, 3 attempts 60 s apart.
+        {"litellm-hosted-vllm": "1", "llama-index": "4", "haystack": "6", "smolagents": "9"},
         otherwise="3",
     ),
-    Finding(
+    _only(
         "§3.3 litellm drops a call whose id never arrives",
         "tool-never-identified",
         _in_case(lambda c: succeeded(c) and not tool_calls(c)),
-        _only(_LITELLM),
+        _LITELLM,
     ),
-    Finding(
+    _only(
         "§3.5 llama-index drops the second of two calls sent in one delta",
         "tool-parallel-oneshot",
         _in_case(lambda c: succeeded(c) and len(tool_calls(c)) < 2),
-        _only(("llama-index",)),
+        ("llama-index",),
     ),
 )
 

@@ -142,6 +142,17 @@ def test_a_finding_reads_the_fixture_it_names() -> None:
     assert finding.observed(_column([other])) == "not run"
 
 
+def test_a_finding_the_study_saw_only_in_some_libraries_expects_no_from_the_others() -> None:
+    """Columns added after the study (tier 2, other languages) are not "yes" by default."""
+    only_litellm = next(f for f in FINDINGS if f.case == "truncated-no-finish-no-done")
+    assert only_litellm.expected_for("litellm-openai") == "yes"
+    assert only_litellm.expected_for("openai") == "no"
+    assert only_litellm.expected_for("a-column-added-later") == "no"
+    doubled = next(f for f in FINDINGS if f.case == "tool-name-repeated")
+    assert doubled.expected_for("autogen-ext") == "yes"  # §0.2 names it
+    assert doubled.expected_for("smolagents") == "no"
+
+
 def test_markdown_cells_are_escaped() -> None:
     assert _md("a|b\n<script>") == "a\\|b &lt;script&gt;"
     column = Column("x|y", "<b>", {}, _result([]), _result([], "interop"))
