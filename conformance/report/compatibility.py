@@ -370,43 +370,45 @@ def retry_cell(case: CaseResult | None) -> RetryCell | None:
 
 # --- findings of real-adapters.md §0 --------------------------------------------------------
 
-Observe = Callable[[Column, str], str]
-"""What a column shows in the finding's case (its id is the second argument)."""
+Observe = Callable[[CaseResult], str]
+"""What a column shows in the finding's case."""
 
 
 NOT_RUN = "not run"  # the column has no such case: nothing to compare
 
 
 def _in_case(test: Callable[[CaseResult], bool]) -> Observe:
-    def observe(column: Column, case_id: str) -> str:
-        case = column.case(case_id)
-        return NOT_RUN if case is None else ("yes" if test(case) else "no")
-
-    return observe
+    return lambda case: "yes" if test(case) else "no"
 
 
-def _requests(column: Column, case_id: str) -> str:
-    cell = retry_cell(column.retry_case(case_id))
-    return NOT_RUN if cell is None else str(cell.requests)
+def _requests(case: CaseResult) -> str:
+    return str(len(case.requests))
 
 
 @dataclass(frozen=True)
 class Finding:
     """A claim of real-adapters.md §0, the case that shows it, and per column the value
     the study observed (columns it did not name are compared against ``otherwise``).
-    What is observed is always read from ``case``, the fixture the page names."""
+    What is observed is always read from ``case``, the fixture the page names, in the
+    corpus run or, for a claim about a library's own retries, in its native retry run."""
 
     claim: str
     case: str
     observe: Observe
     expected: Mapping[str, str] = field(default_factory=dict)
     otherwise: str = "yes"
+    native_retries: bool = False
 
     def expected_for(self, column: str) -> str:
         return self.expected.get(column, self.otherwise)
 
+    def shown_in(self, column: Column) -> CaseResult | None:
+        """The run of ``case`` this finding reads."""
+        return column.retry_case(self.case) if self.native_retries else column.case(self.case)
+
     def observed(self, column: Column) -> str:
-        return self.observe(column, self.case)
+        case = self.shown_in(column)
+        return NOT_RUN if case is None else self.observe(case)
 
 
 # The columns that read the wire through openai-python's SSE decoder (the study's §0.4).
@@ -491,6 +493,7 @@ FINDINGS: tuple[Finding, ...] = (
         "reset-mid-stream-then-ok",
         _requests,
         otherwise="1",
+        native_retries=True,
     ),
     Finding(
         "§0.6 requests made for a 429 that never lifts (native retries on)",
@@ -499,6 +502,7 @@ FINDINGS: tuple[Finding, ...] = (
         # smolagents: 3 SDK requests per attempt, 3 attempts 60 s apart.
         {"litellm-hosted-vllm": "1", "llama-index": "4", "haystack": "6", "smolagents": "9"},
         otherwise="3",
+        native_retries=True,
     ),
     _only(
         "§3.3 litellm drops a call whose id never arrives",
@@ -748,7 +752,7 @@ def _closing_note(columns: Sequence[Column]) -> list[str]:
         lines.append(
             f"- {_md(name)} ({_md(versions)}): {_md(row.finding.claim)} — observed "
             f"{row.observed[name]}, the study observed {expected} "
-            f"(`{row.finding.case}`: {_md(outcome(column.case(row.finding.case)))})."
+            f"(`{row.finding.case}`: {_md(outcome(row.finding.shown_in(column)))})."
         )
     return [*lines, ""]
 

@@ -153,6 +153,21 @@ def test_a_finding_the_study_saw_only_in_some_libraries_expects_no_from_the_othe
     assert doubled.expected_for("smolagents") == "no"
 
 
+def test_a_finding_about_native_retries_reads_and_quotes_the_retry_run() -> None:
+    """The content run (retries off) made one request and raised; the retry run made four
+    and timed out: the finding counts the retry run's requests and quotes its outcome."""
+    forever = "http-429-forever"
+    content = _case(forever, _raised("RateLimitError: 429", "RATE_LIMIT"))
+    retried = _case(forever, [], status="timeout").model_copy(
+        update={"requests": [{"received_at": str(t)} for t in range(4)]}
+    )
+    column = Column("lib", "t", {}, _result([content]), _result([], "interop"), _result([retried]))
+    finding = next(f for f in FINDINGS if f.case == forever)
+    assert finding.observed(column) == "4"
+    closing = render_compatibility([column], fixtures="f").split("## Closing note")[1]
+    assert "observed 4, the study observed 3 (`http-429-forever`: timeout)" in closing
+
+
 def test_markdown_cells_are_escaped() -> None:
     assert _md("a|b\n<script>") == "a\\|b &lt;script&gt;"
     column = Column("x|y", "<b>", {}, _result([]), _result([], "interop"))
