@@ -1,0 +1,92 @@
+// One error → canonical code table for every JS shim, the same rules as
+// conformance/adapters/thirdparty/errors.py: matched by class name along the prototype
+// chain (and the AI SDK's `AI_…` name), through what a wrapper carries (`lastError`,
+// `cause`); an HTTP status the error carries is classified as the oracle classifies it
+// (conformance/oracle/http_errors.py). Anything unknown gets no code: a crash.
+
+// Most specific first: a name found earlier along the prototype chain wins.
+const BY_NAME = {
+  APIConnectionTimeoutError: 'TIMEOUT', // openai-node
+  TimeoutError: 'TIMEOUT', // AbortSignal.timeout, LangChain's wrapper of the above
+  APIConnectionError: 'TRANSPORT', // openai-node
+  SocketError: 'TRANSPORT', // undici, under fetch's "terminated"
+  SyntaxError: 'MALFORMED_RESPONSE', // JSON.parse
+  JSONParseError: 'MALFORMED_RESPONSE', // AI SDK
+  TypeValidationError: 'MALFORMED_RESPONSE', // AI SDK: a chunk that fails its schema
+  RateLimitError: 'RATE_LIMIT', // openai-node
+  InternalServerError: 'SERVER', // openai-node
+};
+// Raised from a provider's {"error": …} frame: the provider's own failure.
+const PROVIDER_ERRORS = new Set(['APIError', 'StreamProviderError']);
+const TRANSPORT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET']);
+const END_WITHOUT_FINISH = 'ended without a finish reason'; // AI SDK InvalidResponseDataError
+const MAX_DEPTH = 5;
+
+const QUOTA_WORDING =
+  /insufficient[ _-](quota|balance|credits?)|(quota|usage limit)[ _-](exceeded|exhausted|reached)|exceed(ed|s)? (your |the )?(current )?quota|(balance|credits?) (exhausted|depleted)|out of (credits?|budget)/i;
+const CONTEXT_WORDING =
+  /context[ _-]length[ _-]exceeded|maximum context length|exceed(ed|s)? (the )?(model('s)? )?context window|too large for (the )?(model('s)? )?context/i;
+
+/** The canonical code of a non-2xx response: the first matching rule wins (H1). */
+export function classifyStatus(status, detail) {
+  const wording = String(detail).split(/\s+/).filter(Boolean).join(' ');
+  if (status === 401 || status === 403) return 'AUTH';
+  if (status === 413) return 'INVALID_REQUEST';
+  if (QUOTA_WORDING.test(wording)) return 'QUOTA';
+  if (status === 429) return 'RATE_LIMIT';
+  if (status === 400) return CONTEXT_WORDING.test(wording) ? 'CONTEXT_WINDOW_EXCEEDED' : 'INVALID_REQUEST';
+  if (status >= 500) return 'SERVER';
+  return `HTTP_${status}`;
+}
+
+/** The canonical code of a library error, or null when it says nothing usable. */
+export function errorCode(error) {
+  for (const current of chain(error)) {
+    const code = ownCode(current);
+    if (code) return code;
+  }
+  return null;
+}
+
+/** The error, then what it wraps: the AI SDK's RetryError keeps its last error, others a cause. */
+function chain(error) {
+  const seen = [];
+  let current = error;
+  while (current != null && typeof current === 'object' && !seen.includes(current) && seen.length <= MAX_DEPTH) {
+    seen.push(current);
+    current = current.lastError ?? current.cause;
+  }
+  return seen;
+}
+
+function names(error) {
+  const found = [];
+  for (let proto = Object.getPrototypeOf(error); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (proto.constructor?.name) found.push(proto.constructor.name);
+  }
+  if (typeof error.name === 'string') found.push(error.name.replace(/^AI_/, ''));
+  return found;
+}
+
+function ownCode(error) {
+  const message = String(error.message ?? '');
+  if (message.includes(END_WITHOUT_FINISH)) return 'STREAM_CLOSED';
+  const all = names(error);
+  const byName = all.map((name) => BY_NAME[name]).find(Boolean);
+  if (byName && byName !== 'SERVER') return byName;
+  if (TRANSPORT_CODES.has(error.code)) return 'TRANSPORT';
+  const status = httpStatus(error);
+  if (status !== null) return classifyStatus(status, `${message} ${error.responseBody ?? ''}`);
+  if (byName) return byName;
+  return all.some((name) => PROVIDER_ERRORS.has(name)) ? 'SERVER' : null;
+}
+
+/** A non-2xx HTTP status the error carries (the AI SDK's APICallError keeps the 200 of a
+ * body that later failed: that one says nothing about the failure). */
+function httpStatus(error) {
+  for (const key of ['status', 'statusCode', 'code']) {
+    const value = error[key];
+    if (Number.isInteger(value) && value >= 300 && value <= 599) return value;
+  }
+  return null;
+}
