@@ -22,8 +22,8 @@ from rich.console import Console
 
 from fakeprovider.scenario import Scenario
 
-from ..adapters.base import AdapterLoadError, load_python_adapter
-from ..adapters.thirdparty import SHIMS, Shim
+from ..adapters.base import AdapterLoadError
+from ..adapters.thirdparty import SHIMS, NodeShim, Shim
 from ..adapters.thirdparty.common import NATIVE_RETRY
 from ..options import RunOptions
 from ..report import MatrixTable, render_matrix, write_reports
@@ -72,8 +72,8 @@ def matrix(
     installed = [shim for shim in SHIMS.values() if shim.installed]
     if not installed:
         raise SetupError(
-            "no shim's library is installed here; run `tox -m matrix`, or install an "
-            f"extra ({', '.join(sorted({s.extra for s in SHIMS.values()}))})"
+            "no shim's library is installed here; run `tox -m matrix`, or: "
+            + "; ".join(sorted({s.setup for s in SHIMS.values()}))
         )
     scenarios = selected_scenarios(fixture_paths, None)
     for shim in installed:
@@ -89,7 +89,7 @@ def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
     """Run one shim: its corpus column and its native retry profile."""
     shim = SHIMS[name]
     if not shim.installed:
-        raise SetupError(f"{shim.library} is not installed (pip install '.[{shim.extra}]')")
+        raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
     _run_column(shim, selected_scenarios(fixture_paths, None), out_dir)
 
 
@@ -105,7 +105,7 @@ def _corpus_label(paths: Sequence[Path]) -> str:
     return ", ".join(f"`{p}`" for p in paths) if paths else "the bundled fixture corpus"
 
 
-def _run_column(shim: Shim, scenarios: Sequence[Scenario], out_dir: Path) -> None:
+def _run_column(shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: Path) -> None:
     console = Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
@@ -128,18 +128,18 @@ def _run_column(shim: Shim, scenarios: Sequence[Scenario], out_dir: Path) -> Non
 
 
 async def _run(
-    shim: Shim,
+    shim: Shim | NodeShim,
     scenarios: Sequence[Scenario],
     options: RunOptions,
     contracts: Sequence[Contract],
 ) -> dict[Contract, RunResult]:
     try:
-        session = load_python_adapter(shim.target, options)
+        session = await shim.open(options)
     except AdapterLoadError as error:
         raise SetupError(str(error)) from None
     try:
         return await run_judged(
-            session, scenarios, options, contracts, invocation=f"--adapter {shim.target}"
+            session, scenarios, options, contracts, invocation=shim.invocation(options)
         )
     finally:
         await session.close()

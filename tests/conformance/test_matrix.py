@@ -181,7 +181,8 @@ def test_matrix_without_any_installed_shim_says_how_to_get_one(
 ) -> None:
     from conformance.adapters import thirdparty
 
-    monkeypatch.setattr(thirdparty.Shim, "installed", property(lambda self: False))
+    for kind in (thirdparty.Shim, thirdparty.NodeShim):
+        monkeypatch.setattr(kind, "installed", property(lambda self: False))
     done = CliRunner().invoke(main, ["matrix"])
     assert done.exit_code == ExitCode.SETUP_ERROR
     assert "tox -m matrix" in done.output

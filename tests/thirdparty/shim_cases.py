@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from importlib import metadata
 
-from conformance.adapters.base import load_python_adapter
 from conformance.adapters.thirdparty import SHIMS
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import outcome
@@ -23,7 +21,7 @@ def run_cases(
     shim = SHIMS[column]
 
     async def run() -> dict[str, CaseResult]:
-        session = load_python_adapter(shim.target, options or RunOptions())
+        session = await shim.open(options or RunOptions())
         try:
             result = await run_suite(
                 session, [CORPUS[i] for i in case_ids], options or RunOptions()
@@ -40,10 +38,17 @@ def seen(case: CaseResult) -> str:
 
 
 def handshake_version(column: str) -> tuple[str, str]:
-    """(version the shim announces, version installed) of the column's main distribution."""
+    """(version the shim announces, version installed) of the column's main library."""
     shim = SHIMS[column]
-    session = load_python_adapter(shim.target, RunOptions())
-    return session.hello.version, metadata.version(shim.distributions[0])
+
+    async def announced() -> str:
+        session = await shim.open(RunOptions())
+        try:
+            return session.hello.version
+        finally:
+            await session.close()
+
+    return asyncio.run(announced()), next(iter(shim.versions().values()), "not installed")
 
 
 def check_column(column: str, expected: dict[str, str]) -> None:

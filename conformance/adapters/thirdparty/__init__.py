@@ -3,7 +3,8 @@
 Each shim module imports its library at import time, so nothing here imports them: the
 registry below names each shim, the library that must be importable for it to run and the
 distributions whose versions the compatibility matrix records. A shim runs in the tox
-environment of its extra (``tox -e shim-openai``), never in the main test suite.
+environment of its extra (``tox -e shim-openai``), never in the main test suite. The
+JavaScript libraries' shims are programs in ``shims/js/`` (:mod:`.node`, ``tox -e shim-js``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from importlib import metadata
+
+from ...options import RunOptions
+from ..base import PythonAdapterSession, load_python_adapter
+from .node import NodeShim as NodeShim
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,11 @@ class Shim:
     def installed(self) -> bool:
         return importlib.util.find_spec(self.library) is not None
 
+    @property
+    def setup(self) -> str:
+        """How to install what the shim needs."""
+        return f"pip install '.[{self.extra}]' (or tox -e shim-{self.extra})"
+
     def versions(self) -> dict[str, str]:
         found: dict[str, str] = {}
         for distribution in self.distributions:
@@ -41,8 +51,16 @@ class Shim:
                 continue
         return found
 
+    def invocation(self, options: RunOptions) -> str:
+        """The ``conformance run`` words that select this shim (for reproducers)."""
+        return f"--adapter {self.target}"
 
-SHIMS: dict[str, Shim] = {
+    async def open(self, options: RunOptions) -> PythonAdapterSession:
+        """A session on the shim; raises AdapterLoadError."""
+        return load_python_adapter(self.target, options)
+
+
+SHIMS: dict[str, Shim | NodeShim] = {
     shim.name: shim
     for shim in (
         Shim(
@@ -143,6 +161,25 @@ SHIMS: dict[str, Shim] = {
             "mirascope",
             ("mirascope", "openai"),
             "mirascope",
+        ),
+        # JavaScript libraries: one npm package, shims/js/, one entry point each.
+        NodeShim(
+            "openai-node",
+            "openai-node chat.completions.stream + finalChatCompletion",
+            "openai-node.js",
+            ("openai",),
+        ),
+        NodeShim(
+            "vercel-ai",
+            "AI SDK streamText over @ai-sdk/openai-compatible, fullStream parts",
+            "vercel-ai.js",
+            ("ai", "@ai-sdk/openai-compatible"),
+        ),
+        NodeShim(
+            "langchain-js",
+            "@langchain/openai ChatOpenAI.stream, chunks concatenated",
+            "langchain-js.js",
+            ("@langchain/openai", "@langchain/core", "openai"),
         ),
     )
 }
