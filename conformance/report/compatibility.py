@@ -385,12 +385,21 @@ def _requests(case: CaseResult) -> str:
     return str(len(case.requests))
 
 
+# The columns that read the wire through openai-python's SSE decoder (the study's §0.4).
+_SDK_COLUMNS = (
+    *("openai", "langchain", "litellm-openai", "pydantic-ai", "llama-index"),
+    *("openai-agents", "autogen-ext", "haystack", "smolagents", "mirascope"),
+)
+_LITELLM = ("litellm-openai", "litellm-hosted-vllm")
+_STUDIED = frozenset({*_SDK_COLUMNS, "litellm-hosted-vllm"})  # the columns of real-adapters.md
+
+
 @dataclass(frozen=True)
 class Finding:
-    """A claim of real-adapters.md §0, the case that shows it, and per column the value
-    the study observed (columns it did not name are compared against ``otherwise``).
-    What is observed is always read from ``case``, the fixture the page names, in the
-    corpus run or, for a claim about a library's own retries, in its native retry run."""
+    """A claim about real libraries, the case that shows it, and per column the value the
+    claim's source observed: ``expected`` by name, else ``otherwise``, for the columns in
+    ``measured``; a column the source never measured is shown, not compared. What is
+    observed is always read from ``case``, the fixture the page names."""
 
     claim: str
     case: str
@@ -398,8 +407,11 @@ class Finding:
     expected: Mapping[str, str] = field(default_factory=dict)
     otherwise: str = "yes"
     native_retries: bool = False
+    measured: frozenset[str] = _STUDIED
 
-    def expected_for(self, column: str) -> str:
+    def expected_for(self, column: str) -> str | None:
+        if column not in self.measured:
+            return None
         return self.expected.get(column, self.otherwise)
 
     def shown_in(self, column: Column) -> CaseResult | None:
@@ -411,16 +423,8 @@ class Finding:
         return NOT_RUN if case is None else self.observe(case)
 
 
-# The columns that read the wire through openai-python's SSE decoder (the study's §0.4).
-_SDK_COLUMNS = (
-    *("openai", "langchain", "litellm-openai", "pydantic-ai", "llama-index"),
-    *("openai-agents", "autogen-ext", "haystack", "smolagents", "mirascope"),
-)
-_LITELLM = ("litellm-openai", "litellm-hosted-vllm")
-
-
 def _only(claim: str, case: str, observe: Observe, columns: Sequence[str]) -> Finding:
-    """A finding the study observed in ``columns`` and in no other."""
+    """A finding the study observed in ``columns`` and in no other it measured."""
     return Finding(claim, case, observe, dict.fromkeys(columns, "yes"), otherwise="no")
 
 
@@ -519,6 +523,120 @@ FINDINGS: tuple[Finding, ...] = (
 )
 
 
+def _raised(words: str) -> Callable[[CaseResult], bool]:
+    """The case ended with an exception whose message contains ``words``."""
+
+    def test(case: CaseResult) -> bool:
+        thrown = _thrown(_final_attempt(case.events))
+        return thrown is not None and words in str(thrown.get("message", ""))
+
+    return test
+
+
+def _hung(case: CaseResult) -> bool:
+    return case.status == "timeout"
+
+
+def _wire_calls(case: CaseResult) -> list[dict[str, Any]]:
+    return _calls(case.expected["attempts"][-1].get("blocks", []))
+
+
+_OPENAI_NODE = frozenset({"openai-node"})
+_AI_SDK = frozenset({"vercel-ai"})
+
+JS_FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        'openai-node throws "chunk.choices is not iterable" on a usage chunk with '
+        "choices: null, losing the finished answer and its usage",
+        "usage-choices-null",
+        _in_case(_raised("chunk.choices is not iterable")),
+        measured=_OPENAI_NODE,
+    ),
+    Finding(
+        'openai-node throws "chunk.choices is not iterable" on a chunk without choices',
+        "chunk-without-choices-mid-stream",
+        _in_case(_raised("chunk.choices is not iterable")),
+        measured=_OPENAI_NODE,
+    ),
+    Finding(
+        'openai-node throws "missing role for choice 0" on a stream that never sends a role',
+        "gateway-no-role",
+        _in_case(_raised("missing role for choice 0")),
+        measured=_OPENAI_NODE,
+    ),
+    Finding(
+        "openai-node's timeout does not cover the body: a stream that stalls mid-body hangs "
+        "(openai/openai-node#1825)",
+        "stall-mid-reasoning",
+        _in_case(_hung),
+        measured=_OPENAI_NODE,
+    ),
+    Finding(
+        "the AI SDK reports a complete turn whose usage chunk has choices: null as an error "
+        "(vercel/ai#7417)",
+        "usage-choices-null",
+        _in_case(lambda c: not succeeded(c)),
+        measured=_AI_SDK,
+    ),
+    Finding(
+        "the AI SDK replaces a provider id that arrives on a later delta with a generated one",
+        "tool-late-id",
+        _in_case(lambda c: [x["id"] for x in tool_calls(c)] != [x["id"] for x in _wire_calls(c)]),
+        measured=_AI_SDK,
+    ),
+    Finding(
+        "the AI SDK reads past [DONE]",
+        "data-after-done",
+        _in_case(lambda c: text_of(c) != _joined(c.expected["attempts"][-1]["blocks"], "text")),
+        measured=_AI_SDK,
+    ),
+    Finding(
+        "the AI SDK reports a stream with a dropped non-JSON payload as a success",
+        "invalid-json-payload",
+        _in_case(succeeded),
+        measured=_AI_SDK,
+    ),
+    Finding(
+        "the AI SDK stops enforcing its chunk timeout after an error part: a stall after a "
+        "non-JSON payload hangs",
+        "non-json-text-then-stall",
+        _in_case(_hung),
+        measured=_AI_SDK,
+    ),
+)
+"""The JS libraries' behaviour as first seen driving them by hand through protocol v1."""
+
+
+@dataclass(frozen=True)
+class FindingSource:
+    """Where a group of findings comes from, and how the page presents it."""
+
+    title: str
+    note: str
+    source: str  # who observed the claimed values, in a cell's brackets
+    findings: tuple[Finding, ...]
+
+
+FINDING_SOURCES: tuple[FindingSource, ...] = (
+    FindingSource(
+        "Findings of real-adapters.md §0, re-measured",
+        "Each row: the claim, the fixture that shows it, and per library what was observed "
+        "now in that fixture (yes/no, or a count); a value in brackets is what the study "
+        "observed where it differs.",
+        "study",
+        FINDINGS,
+    ),
+    FindingSource(
+        "Findings on the JS libraries, re-measured",
+        "What driving openai-node and the AI SDK by hand through protocol v1 showed, each "
+        "with the fixture that shows it; every column's value is shown, compared only in the "
+        "library the claim is about (a value in brackets is the claim, where it differs).",
+        "claimed",
+        JS_FINDINGS,
+    ),
+)
+
+
 @dataclass(frozen=True)
 class FindingRow:
     finding: Finding
@@ -526,14 +644,17 @@ class FindingRow:
     differs: dict[str, str]  # column → expected value, where observed differs
 
 
-def check_findings(columns: Sequence[Column]) -> list[FindingRow]:
+def check_findings(
+    columns: Sequence[Column], findings: Sequence[Finding] = FINDINGS
+) -> list[FindingRow]:
     rows = []
-    for finding in FINDINGS:
+    for finding in findings:
         observed = {column.name: finding.observed(column) for column in columns}
         differs = {
-            name: finding.expected_for(name)
+            name: expected
             for name, value in observed.items()
-            if value not in (finding.expected_for(name), NOT_RUN)
+            if (expected := finding.expected_for(name)) is not None
+            and value not in (expected, NOT_RUN)
         }
         rows.append(FindingRow(finding, observed, differs))
     return rows
@@ -600,7 +721,9 @@ def render_compatibility(columns: Sequence[Column], *, fixtures: str) -> str:
     lines += _lost_section(columns)
     lines += ["", f"## {GAPS_TITLE}", "", GAPS_NOTE, "", *_md_table(gaps_table(columns), code=3)]
     lines += _verdicts_section(columns)
-    lines += _findings_section(columns)
+    for source in FINDING_SOURCES:
+        if any(f.measured & {column.name for column in columns} for f in source.findings):
+            lines += _findings_section(columns, source)
     lines += _retry_section(columns)
     lines += _closing_note(columns)
     return "\n".join(lines) + "\n"
@@ -676,30 +799,25 @@ def _family_cell(counts: Mapping[Verdict, int] | None) -> str:
     return f"{counts['pass']} / {counts['fail']}{suffix}"
 
 
-def _findings_section(columns: Sequence[Column]) -> list[str]:
+def _findings_section(columns: Sequence[Column], source: FindingSource) -> list[str]:
     rows = tuple(
         (
             row.finding.claim,
             row.finding.case,
             *(
                 row.observed[column.name]
-                + (f" (study: {row.differs[column.name]})" if column.name in row.differs else "")
+                + (
+                    f" ({source.source}: {row.differs[column.name]})"
+                    if column.name in row.differs
+                    else ""
+                )
                 for column in columns
             ),
         )
-        for row in check_findings(columns)
+        for row in check_findings(columns, source.findings)
     )
     header = ("claim", "fixture", *(column.name for column in columns))
-    return [
-        "",
-        "## Findings of real-adapters.md §0, re-measured",
-        "",
-        "Each row: the claim, the fixture that shows it, and per library what was observed "
-        "now in that fixture (yes/no, or a count); a value in brackets is what the study "
-        "observed where it differs.",
-        "",
-        *_md_table((header, rows), code=1),
-    ]
+    return ["", f"## {source.title}", "", source.note, "", *_md_table((header, rows), code=1)]
 
 
 def _retry_section(columns: Sequence[Column]) -> list[str]:
@@ -736,22 +854,35 @@ def retry_table(columns: Sequence[Column]) -> Table:
 
 
 def _closing_note(columns: Sequence[Column]) -> list[str]:
-    lines = ["", "## Closing note: where this run differs from the study", ""]
-    rows = check_findings(columns)
-    differences = [(row, name, expected) for row in rows for name, expected in row.differs.items()]
-    unmeasured = sum(value == NOT_RUN for row in rows for value in row.observed.values())
+    lines = ["", "## Closing note: where this run differs from the findings", ""]
+    rows = [
+        (source, row)
+        for source in FINDING_SOURCES
+        for row in check_findings(columns, source.findings)
+    ]
+    differences = [
+        (source, row, name, expected)
+        for source, row in rows
+        for name, expected in row.differs.items()
+    ]
+    unmeasured = sum(
+        value == NOT_RUN
+        for _, row in rows
+        for name, value in row.observed.items()
+        if row.finding.expected_for(name) is not None
+    )
     if not differences:
         lines.append(
-            "Every §0 finding above was reproduced wherever its fixture ran "
+            "Every finding above was reproduced wherever it was claimed and its fixture ran "
             f"({', '.join(_md(column.name) for column in columns)})"
             + (f"; {unmeasured} finding cell(s) not measured here." if unmeasured else ".")
         )
-    for row, name, expected in differences:
+    for source, row, name, expected in differences:
         column = next(c for c in columns if c.name == name)
         versions = ", ".join(f"{k} {v}" for k, v in column.versions.items())
         lines.append(
             f"- {_md(name)} ({_md(versions)}): {_md(row.finding.claim)} — observed "
-            f"{row.observed[name]}, the study observed {expected} "
+            f"{row.observed[name]} ({source.source}: {expected}) "
             f"(`{row.finding.case}`: {_md(outcome(row.finding.shown_in(column)))})."
         )
     return [*lines, ""]

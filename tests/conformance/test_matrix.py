@@ -22,6 +22,7 @@ from conformance.cli.options import ExitCode
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import (
     FINDINGS,
+    JS_FINDINGS,
     Column,
     _md,
     check_findings,
@@ -466,3 +467,58 @@ def test_contract_gaps_are_the_failures_only_the_harness_contract_has() -> None:
         ("E1", 2, "empty"),
         ("S5", 1, "both"),
     ]
+
+
+# --- findings compared only where their source measured them --------------------------
+
+
+def _named(name: str, cases: list[CaseResult]) -> Column:
+    return Column(name, "t", {"x": "1"}, _result(cases), _result(cases, "interop"))
+
+
+def test_a_study_finding_is_not_compared_in_a_column_the_study_never_ran() -> None:
+    refused = _case("empty-stop-no-usage", _raised("EmptyError: x", "EMPTY_RESPONSE"))
+    columns = [_named("openai", [refused]), _named("vercel-ai", [refused])]
+    (row,) = [r for r in check_findings(columns) if r.finding.case == "empty-stop-no-usage"]
+    assert row.observed == {"openai": "no", "vercel-ai": "no"}
+    assert row.differs == {"openai": "yes"}  # the study ran openai only
+
+
+def test_js_findings_read_their_fixture_and_compare_in_their_library() -> None:
+    late_id = _case(
+        "tool-late-id",
+        _ok("tool-calls", CALL | {"id": "generated"}),
+        finish="tool-calls",
+        blocks=(CALL,),
+    )
+    after_done = _case(
+        "data-after-done", _ok("stop", _text("Hello again")), blocks=(_text("Hello"),)
+    )
+    no_role = _case("gateway-no-role", _raised("OpenAIError: missing role for choice 0"))
+    stalled = _case("stall-mid-reasoning", [], status="timeout")
+    cases = [late_id, after_done, no_role, stalled]
+    columns = [_named("openai-node", cases), _named("vercel-ai", cases)]
+    rows = {row.finding.case: row for row in check_findings(columns, JS_FINDINGS)}
+    assert rows["tool-late-id"].observed == {"openai-node": "yes", "vercel-ai": "yes"}
+    assert rows["data-after-done"].observed["vercel-ai"] == "yes"
+    assert rows["gateway-no-role"].observed["openai-node"] == "yes"
+    assert rows["stall-mid-reasoning"].observed["openai-node"] == "yes"
+    assert all(not row.differs for row in rows.values())  # each as claimed, where claimed
+    text = render_compatibility(columns, fixtures="f")
+    assert "## Findings on the JS libraries, re-measured" in text
+    assert "## Findings of real-adapters.md" not in text  # no column of the study here
+    assert "(claimed:" not in text
+    assert "openai-node, vercel-ai" in text.split("## Closing note")[1]
+
+
+def test_a_js_finding_no_longer_seen_is_listed_in_the_closing_note() -> None:
+    fixed = _case("data-after-done", _ok("stop", _text("Hello")), blocks=(_text("Hello"),))
+    text = render_compatibility([_named("vercel-ai", [fixed])], fixtures="f")
+    assert "| the AI SDK reads past [DONE] | `data-after-done` | no (claimed: yes) |" in text
+    closing = text.split("## Closing note")[1]
+    assert "- vercel-ai (x 1): the AI SDK reads past [DONE] — observed no (claimed: yes)" in closing
+
+
+def test_every_js_finding_names_a_fixture_of_the_corpus() -> None:
+    ids = {s.id for s in load_fixtures([bundled_fixtures()])}
+    assert {finding.case for finding in JS_FINDINGS} <= ids
