@@ -144,11 +144,12 @@ def test_a_finding_reads_the_fixture_it_names() -> None:
 
 
 def test_a_finding_the_study_saw_only_in_some_libraries_expects_no_from_the_others() -> None:
-    """Columns added after the study (tier 2, other languages) are not "yes" by default."""
+    """A studied column the claim does not name expects "no"; a column the study never
+    measured (other languages, columns added later) is shown, not compared."""
     only_litellm = next(f for f in FINDINGS if f.case == "truncated-no-finish-no-done")
     assert only_litellm.expected_for("litellm-openai") == "yes"
     assert only_litellm.expected_for("openai") == "no"
-    assert only_litellm.expected_for("a-column-added-later") == "no"
+    assert only_litellm.expected_for("a-column-added-later") is None
     doubled = next(f for f in FINDINGS if f.case == "tool-name-repeated")
     assert doubled.expected_for("autogen-ext") == "yes"  # §0.2 names it
     assert doubled.expected_for("smolagents") == "no"
@@ -162,11 +163,13 @@ def test_a_finding_about_native_retries_reads_and_quotes_the_retry_run() -> None
     retried = _case(forever, [], status="timeout").model_copy(
         update={"requests": [{"received_at": str(t)} for t in range(4)]}
     )
-    column = Column("lib", "t", {}, _result([content]), _result([], "interop"), _result([retried]))
+    column = Column(
+        "openai", "t", {}, _result([content]), _result([], "interop"), _result([retried])
+    )
     finding = next(f for f in FINDINGS if f.case == forever)
     assert finding.observed(column) == "4"
     closing = render_compatibility([column], fixtures="f").split("## Closing note")[1]
-    assert "observed 4, the study observed 3 (`http-429-forever`: timeout)" in closing
+    assert "observed 4 (study: 3) (`http-429-forever`: timeout)" in closing
 
 
 def test_markdown_cells_are_escaped() -> None:
