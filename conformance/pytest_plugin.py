@@ -22,6 +22,9 @@ has run; under pytest-xdist it is only in ``conformance_result``).
 
 The suite runs once per session, after collection and before the first test, over the cases
 that kept an item through ``-k`` / ``-m`` / ``--deselect``; ``--collect-only`` runs nothing.
+Under pytest-xdist (``-n auto``) every worker starts its own adapter and fake provider, the
+items of one case go to one worker (with the default ``--dist load``), and a worker runs a
+case when the first of its items comes up.
 Each item then reports its case's verdict for its invariant:
 
 ==============  ===========================================================================
@@ -42,7 +45,7 @@ session-scoped fixture ``conformance_result`` gives the :class:`RunResult` of th
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import json
 import shlex
 import threading
@@ -74,6 +77,7 @@ NOT_EXERCISED: Final = "not exercised in this run"
 MAX_EVENT_LINES: Final = 40  # observed events quoted in a failure
 MAX_LINE_CHARS: Final = 500  # per quoted event or expected attempt
 STDERR_LINES: Final = 20
+CLOSE_TIMEOUT_S: Final = 10.0  # closing the adapter session at the end of pytest
 
 _T = TypeVar("_T")
 
@@ -228,13 +232,23 @@ def _transport(config: pytest.Config) -> Transport:
 
 
 class Suite:
-    """The session's conformance run: loaded once, run once, kept on ``config.stash``."""
+    """The session's conformance run: scenarios loaded once, each case run at most once.
 
-    def __init__(self, settings: Settings) -> None:
+    The adapter session opens on first use and stays open until pytest unconfigures, on an
+    event loop of its own (:class:`SuiteLoop`). A plain session runs every selected case in
+    one batch before the first test; a pytest-xdist worker runs each case when the first of
+    its items comes up, since the controller hands it items one group (one case) at a time.
+    """
+
+    def __init__(self, settings: Settings, *, per_case: bool = False) -> None:
         self.settings = settings
+        self.per_case = per_case
         self._scenarios: list[Scenario] | None = None
-        self._result: RunResult | None = None
+        self._runs: list[RunResult] = []
+        self._done: dict[str, CaseResult] = {}
         self._error: str | None = None
+        self._loop: SuiteLoop | None = None
+        self._session: AdapterSession | None = None
 
     def scenarios(self) -> list[Scenario]:
         if self._scenarios is None:
@@ -243,30 +257,66 @@ class Suite:
 
     @property
     def has_run(self) -> bool:
-        return self._result is not None or self._error is not None
+        return bool(self._runs) or self._error is not None
 
     def result(self, session: pytest.Session) -> RunResult:
-        """The run over the selected cases (all cases when none is selected), run once."""
-        if not self.has_run:
-            try:
-                self._result = self._run(session)
-            except SuiteUnavailableError as error:
-                self._error = str(error)
-        if self._result is None:
-            raise SuiteUnavailableError(self._error or "the suite did not run")
-        return self._result
+        """The run over the selected cases (all cases when none is selected)."""
+        chosen = {item.case for item in selected_items(session)}
+        wanted = [s for s in self.scenarios() if not chosen or s.id in chosen]
+        self._run(wanted)
+        first, last = self._runs[0], self._runs[-1]
+        cases = [self._done[s.id] for s in wanted]
+        return first.model_copy(update={"finished_at": last.finished_at, "cases": cases})
 
     def case_result(self, session: pytest.Session, case: str) -> CaseResult:
-        found = {result.case: result for result in self.result(session).cases}.get(case)
+        if self.per_case:
+            self._run([s for s in self.scenarios() if s.id == case])
+        else:
+            self.result(session)
+        found = self._done.get(case)
         if found is None:
             raise SuiteUnavailableError(f"case {case} was not part of this session's run")
         return found
 
-    def _run(self, session: pytest.Session) -> RunResult:
-        chosen = {item.case for item in selected_items(session)}
-        scenarios = [s for s in self.scenarios() if not chosen or s.id in chosen]
+    def _run(self, scenarios: list[Scenario]) -> None:
+        """Run those of ``scenarios`` that have not run yet; an adapter that cannot start
+        is remembered, so every later item reports the same error without retrying."""
+        if self._error is not None:
+            raise SuiteUnavailableError(self._error)
+        missing = [s for s in scenarios if s.id not in self._done]
+        if not missing:
+            return
+        if self._loop is None:
+            self._loop = SuiteLoop()
+        try:
+            run = self._loop.run(self._drive(missing))
+        except SuiteUnavailableError as error:
+            self._error = str(error)
+            raise
+        self._runs.append(run)
+        self._done.update((case.case, case) for case in run.cases)
+
+    async def _drive(self, scenarios: list[Scenario]) -> RunResult:
+        from .adapters.loading import adapter_invocation
+        from .run.runner import run_suite
+
+        if self._session is None:
+            self._session = await _open(self.settings, self.settings.options())
+        invocation = adapter_invocation(self.settings.adapter, self.settings.adapter_cmd)
         options = self.settings.options()
-        return run_in_thread(lambda: _drive(self.settings, scenarios, options))
+        return await run_suite(self._session, scenarios, options, invocation=invocation)
+
+    def close(self) -> None:
+        """Close the adapter session and stop the loop; a stuck adapter is left to die
+        with the interpreter rather than hold pytest's exit."""
+        if self._loop is None:
+            return
+        session, self._session = self._session, None
+        if session is not None:
+            with contextlib.suppress(Exception):
+                self._loop.run(session.close(), timeout=CLOSE_TIMEOUT_S)
+        self._loop.stop()
+        self._loop = None
 
 
 _SUITE: Final = pytest.StashKey[Suite]()
@@ -292,18 +342,6 @@ def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
     return scenarios
 
 
-async def _drive(settings: Settings, scenarios: list[Scenario], options: RunOptions) -> RunResult:
-    from .adapters.loading import adapter_invocation
-    from .run.runner import run_suite
-
-    session = await _open(settings, options)
-    try:
-        invocation = adapter_invocation(settings.adapter, settings.adapter_cmd)
-        return await run_suite(session, scenarios, options, invocation=invocation)
-    finally:
-        await session.close()
-
-
 async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
     from .adapters.base import AdapterLoadError
     from .adapters.loading import open_session
@@ -314,22 +352,32 @@ async def _open(settings: Settings, options: RunOptions) -> AdapterSession:
         raise SuiteUnavailableError(str(error)) from None
 
 
-def run_in_thread(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """Run a coroutine to completion on a fresh event loop in a daemon thread.
+class SuiteLoop:
+    """An event loop on a daemon thread, where the adapter session lives.
 
     The calling thread may run a loop of its own (an async test framework), and a stuck
     adapter must not keep the interpreter alive after an interrupt.
     """
-    future: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
-    def target() -> None:
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="streamconform-suite", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
         try:
-            future.set_result(asyncio.run(work()))
-        except BaseException as error:  # handed to the waiting thread
-            future.set_exception(error)
+            self._loop.run_forever()
+        finally:
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
 
-    threading.Thread(target=target, name="streamconform-suite", daemon=True).start()
-    return future.result()
+    def run(self, work: Coroutine[Any, Any, _T], *, timeout: float | None = None) -> _T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout)
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(CLOSE_TIMEOUT_S)
 
 
 def selected_items(session: pytest.Session) -> list[ConformanceItem]:
@@ -353,7 +401,30 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{family}: streamconform invariant family {family}")
     for level in levels:
         config.addinivalue_line("markers", f"{level}: streamconform invariants of level {level}")
-    config.stash[_SUITE] = Suite(settings)
+    config.stash[_SUITE] = Suite(settings, per_case=hasattr(config, "workerinput"))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's default ``--dist load``, except that a case's items go to one worker.
+
+    (``xdist_group`` marks would do, but pytest 9 ignores the node ids xdist rewrites.)
+    """
+    if _SUITE not in config.stash or config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CaseScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+        def _split_scope(self, nodeid: str) -> str:
+            case, _, _ = nodeid.rpartition("::")
+            return case if nodeid.startswith(f"{ROOT_NAME}::") else nodeid
+
+    return CaseScheduling(config, log)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SUITE in config.stash:
+        _suite(config).close()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -387,7 +458,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     if _SUITE not in session.config.stash or not _will_run_tests(session):
         return
     suite = _suite(session.config)
-    if suite.has_run or not selected_items(session):
+    if suite.per_case or suite.has_run or not selected_items(session):
         return
     say = _announcer(session.config)
     result = _run_announced(session, suite, say)

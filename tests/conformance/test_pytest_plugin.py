@@ -134,8 +134,22 @@ class NoDeltas(ReferenceAdapter):
     )
 
 
+class CountingNameless(Nameless):
+    """Nameless, and appends each case it is asked to run to runs.log."""
+
+    async def run(self, case, http_client=None):
+        with open("runs.log", "a") as log:
+            log.write(case.case + "\\n")
+        async for event in super().run(case, http_client):
+            yield event
+
+
 def nameless(options):
     return Nameless()
+
+
+def counting_nameless(options):
+    return CountingNameless()
 
 
 def inventing(options):
@@ -367,6 +381,24 @@ def test_k_selects_items_and_runs_only_their_cases(pytester: pytest.Pytester, co
     assert list(reports) == ["conformance::text-hello::G1"]
     assert result.parseoutcomes()["passed"] == 1
     assert "streamconform: running 1 case(s)" in result.stdout.str()
+
+
+def test_under_xdist_each_case_runs_once_with_the_serial_verdicts(
+    pytester: pytest.Pytester, corpus: Path, variants: str
+) -> None:
+    pytest.importorskip("xdist")
+    args = (*NO_CACHE, f"--conformance-adapter={variants}:counting_nameless")
+    args += (f"--conformance-fixtures={corpus}",)
+    serial = pytester.runpytest_subprocess(*args)
+    (pytester.path / "runs.log").unlink()
+
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2")
+
+    assert "2 workers" in parallel.stdout.str()
+    assert parallel.parseoutcomes() == serial.parseoutcomes()
+    assert serial.parseoutcomes()["failed"] > 0  # the deviation shows on both sides
+    runs = (pytester.path / "runs.log").read_text().split()
+    assert sorted(runs) == ["text-hello", "tool-call-one"]  # each case once, on one worker
 
 
 def test_collect_only_lists_items_without_loading_the_adapter(
