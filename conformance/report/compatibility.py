@@ -21,6 +21,7 @@ from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL, is_canonical
 from ..events import arguments_match
 from ..results import CaseResult, RunResult
 from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict, family_of, family_order
+from .upstream import ToDo, not_reproduced, to_do
 
 RETRY_PROFILE_TAG = "retry-profile"
 """Fixtures whose case measures a library's own retry layer (Matrix D of the study)."""
@@ -718,6 +719,7 @@ def render_compatibility(columns: Sequence[Column], *, fixtures: str) -> str:
         "",
         *_md_table((_LIBRARY_HEADER, tuple(map(_library_row, columns)))),
     ]
+    lines += _todo_section(columns)
     lines += _lost_section(columns)
     lines += ["", f"## {GAPS_TITLE}", "", GAPS_NOTE, "", *_md_table(gaps_table(columns), code=3)]
     lines += _verdicts_section(columns)
@@ -759,6 +761,70 @@ def _lost_section(columns: Sequence[Column]) -> list[str]:
         lines += ["", f"### {_md(column.name)}", ""]
         lines += _md_table((_LOST_HEADER, rows), code=0) if rows else ["No interop failure."]
     return lines
+
+
+TODO_TITLE = "Maintainer's to-do (interop contract)"
+TODO_NOTE = (
+    "Per library, what to fix: its interop failures grouped by cause, each with the cases "
+    "that show it and the upstream issue or pull request that tracks it where one was found "
+    "in the project's tracker. The causes are written by hand in "
+    "`conformance/report/upstream.py`; a failure without one is listed with what the caller "
+    "lost, as “cause not yet written”. Each library's contract gaps follow its list, apart: "
+    "they are the harness's own rules, not bugs under the interop contract."
+)
+_TODO_HEADER = ("cause", "shown by", "upstream")
+_TODO_COUNTS_HEADER = (
+    *("library", "interop failures", "causes written"),
+    *("failures with an upstream link", "cause not yet written"),
+)
+
+
+def _todo_section(columns: Sequence[Column]) -> list[str]:
+    lists = {column.name: _to_do(column) for column in columns}
+    lines = ["", f"## {TODO_TITLE}", "", TODO_NOTE, ""]
+    counts = tuple(_todo_counts(name, items) for name, items in lists.items())
+    lines += _md_table((_TODO_COUNTS_HEADER, counts))
+    for column in columns:
+        rows = tuple(map(_todo_row, lists[column.name]))
+        lines += ["", f"### {_md(column.name)}", ""]
+        lines += _md_table((_TODO_HEADER, rows)) if rows else ["No interop failure."]
+        failing = {case for item in lists[column.name] for case in item.cases}
+        ran = {case.case for case in column.interop.cases}
+        for known in not_reproduced(column.name, failing, ran):
+            shown = ", ".join(f"`{case}`" for case in known.cases)
+            lines += ["", f"Not reproduced in this run: {_md(known.cause)} ({shown})."]
+        gaps = contract_gaps(column)
+        if gaps:
+            counted = ", ".join(f"{id} {count} (e.g. `{case}`)" for id, count, case, _ in gaps)
+            lines += ["", f"Contract gaps (harness contract only), cases per invariant: {counted}."]
+    return lines
+
+
+def _to_do(column: Column) -> list[ToDo]:
+    return to_do(column.name, [(row.case, row.cause) for row in meaning_lost(column)])
+
+
+def _todo_counts(name: str, items: Sequence[ToDo]) -> tuple[str, ...]:
+    written = sum(item.cause is not None for item in items)
+    return (
+        name,
+        str(sum(len(item.cases) for item in items)),
+        str(written),
+        str(sum(len(item.cases) for item in items if item.upstream)),
+        str(len(items) - written),
+    )
+
+
+def _todo_row(item: ToDo) -> tuple[str, ...]:
+    shown = ", ".join(f"`{case}`" for case in item.cases)
+    if item.cause is None:
+        return (f"*cause not yet written*: {_shortened(item.lost)}", shown, "")
+    link = f"[{item.cause.upstream_label}]({item.upstream})" if item.upstream else ""
+    return (item.cause.cause, shown, link)
+
+
+def _shortened(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _verdicts_section(columns: Sequence[Column]) -> list[str]:

@@ -180,6 +180,33 @@ def test_markdown_cells_are_escaped() -> None:
     assert "x\\|y" in text and "| x|y |" not in text
 
 
+def test_the_to_do_groups_interop_failures_by_written_cause_and_keeps_gaps_apart() -> None:
+    """A written cause with its cases and link, a failure nobody explained yet, a written
+    cause whose case passes now, and a contract gap — each where a maintainer looks."""
+    sse = _raised("JSONDecodeError: x", "MALFORMED_RESPONSE")
+    interop = [
+        _case("tool-name-repeated", _ok("tool-calls", CALL), failed=("T2",)),
+        _case("retry-field-only-event", sse, blocks=(_text("Hi"),), failed=("S3",)),
+        _case("mystery-case", _raised("X: boom")),
+        _case("continuation-type-null", _ok("tool-calls", CALL), failed=()),
+    ]
+    harness = [*interop, _case("empty-stop-no-usage", _ok("stop"), failed=("E1",))]
+    column = Column("openai", "t", {}, _result(harness), _result(interop, "interop"))
+    text = render_compatibility([column], fixtures="f")
+    todo = text.split("## Maintainer's to-do (interop contract)")[1].split("## Meaning lost")[0]
+    assert "| openai | 3 | 2 | 1 | 1 |" in todo  # failures, causes, linked, unwritten
+    assert "| accumulate_delta concatenates every string field: " in todo
+    assert "| `tool-name-repeated` |  |" in todo  # no upstream issue found for this one
+    assert (
+        "| `retry-field-only-event` | "
+        "[openai/openai-python#2722](https://github.com/openai/openai-python/issues/2722) |"
+    ) in todo
+    assert "| *cause not yet written*: crash: raised 'X: boom' | `mystery-case` |  |" in todo
+    assert "Not reproduced in this run: accumulate_delta assigns `type`" in todo
+    assert "(`continuation-type-null`, `kimi-nulls-everywhere`, " in todo
+    assert "cases per invariant: E1 1 (e.g. `empty-stop-no-usage`)." in todo
+
+
 def test_matrix_without_any_installed_shim_says_how_to_get_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
