@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..invariants import CATALOGUE
 from ..report.reference import render_invariant_reference
 from ..verdicts import CONTRACTS, reading_order
+from .console import terminal
 
 
 @click.command("list")
@@ -37,4 +37,4 @@ def list_invariants(markdown: bool) -> None:
             Text(invariant.statement).append(f"\n{invariant.rationale}", style="dim"),
             Text(invariant.source),
         )
-    Console().print(table)
+    terminal().print(table)

@@ -28,7 +28,17 @@ VERDICT_STYLE: dict[Verdict, str] = {
 }
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # C0, DEL, C1, lone surrogates
+# C0, DEL, C1, lone surrogates, and the bidi controls, which reorder the text around them
+# (a right-to-left override makes `evil` print as `live`).
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def terminal(*, stderr: bool = False) -> Console:
+    """The console every command prints on: no emoji codes (an adapter's `:smile:` stays
+    text); markup is ours, adapter- and stream-supplied text goes through visible()."""
+    return Console(stderr=stderr, emoji=False)
 
 
 def visible(text: str) -> str:
@@ -38,18 +48,22 @@ def visible(text: str) -> str:
 
 
 def controls_shown(text: str) -> str:
-    """``text`` with control characters and lone surrogates written as Python escapes."""
+    """``text`` with control characters, bidi controls and lone surrogates written as
+    Python escapes (``\\u202e``)."""
     return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 def transient_progress(detail: str) -> Progress:
-    """A progress bar on stderr that is gone when done; ``detail`` is its last column."""
+    """A progress bar on stderr that is gone when done; ``detail`` is its last column.
+
+    Its columns are plain text, not markup (a progress column would read emoji codes
+    whatever the console says): give them controls_shown() text."""
     return Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn(detail),
-        console=Console(stderr=True),
+        TextColumn(detail, markup=False),
+        console=terminal(stderr=True),
         transient=True,
     )
 

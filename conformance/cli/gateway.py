@@ -24,7 +24,7 @@ from ..gateway.runner import (
 from ..lint import RULES, Wire, attempt_wire
 from ..results import RunResult
 from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
-from .console import VERDICT_STYLE, print_totals, visible
+from .console import VERDICT_STYLE, print_totals, terminal, visible
 from .options import (
     ExitCode,
     SetupError,
@@ -106,7 +106,7 @@ def gateway(
         result = asyncio.run(run_gateway(scenarios, options))
     except OSError as error:
         raise SetupError(f"cannot start the fake upstream: {error}") from None
-    console = Console()
+    console = terminal()
     print_gateway_summary(console, result)
     write_outputs(console, result, json_path, report_dir)
     exit_judged(result.failed)

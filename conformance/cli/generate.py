@@ -31,7 +31,7 @@ from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
-from .console import VERDICT_STYLE, transient_progress, visible
+from .console import VERDICT_STYLE, terminal, transient_progress, visible
 from .options import (
     SetupError,
     contract_option,
@@ -145,7 +145,7 @@ def fuzz(
         seed = 0 if settings.derandomize else random.SystemRandom().randrange(2**32)
     if max_examples is not None:
         settings = hypothesis.settings(settings, max_examples=max_examples)
-    console = Console()
+    console = terminal()
     runs: list[FamilyRun] = []
     with ExitStack() as stack:
         runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
@@ -271,7 +271,7 @@ def replay(
     The cases run with the options generated cases run with. Exits 1 on a failing verdict.
     """
     scenarios = fixtures_or_exit(fixture_paths)
-    console = Console()
+    console = terminal()
     failed = False
     with ExitStack() as stack:
         runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from fakeprovider.scenario import Scenario
 
@@ -43,6 +42,7 @@ from ..report.compatibility import (
 from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
+from .console import terminal
 from .options import InputError, SetupError, fixtures_option, read_results, selected_scenarios
 
 DEFAULT_OUT = Path("reports/matrix")
@@ -106,7 +106,7 @@ def _corpus_label(paths: Sequence[Path]) -> str:
 
 
 def _run_column(shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: Path) -> None:
-    console = Console(stderr=True)
+    console = terminal(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
     console.print(f"{shim.name}: {len(scenarios)} cases, judged under {' and '.join(CONTRACTS)}")
@@ -196,7 +196,7 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
     page.write_text(render_matrix(runs, sections=tables), encoding="utf-8")
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.write_text(render_compatibility(columns, fixtures=corpus), encoding="utf-8")
-    console = Console()
+    console = terminal()
     console.print(f"matrix: {page}")
     console.print(f"summary: {summary}")
 

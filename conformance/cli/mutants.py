@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from ..options import RunOptions
 from ..run.kill_table import kill_table
-from .console import render_kill_table
+from .console import render_kill_table, terminal
 from .options import exit_judged, fixtures_option, selected_scenarios
 
 
@@ -26,5 +25,5 @@ def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: fl
     scenarios = selected_scenarios(fixture_paths, None)
     options = RunOptions(timeout_s=timeout, transport="in-process")
     rows = kill_table(scenarios, options, names=names or None, focus=True)
-    Console().print(render_kill_table(rows))
+    terminal().print(render_kill_table(rows))
     exit_judged(not all(row.killed and not row.timeout_only for row in rows))

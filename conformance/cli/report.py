@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from ..report import render_matrix, write_reports
 from ..results import RunResult
+from .console import terminal
 from .options import read_results, write_outputs
 
 
@@ -18,7 +18,7 @@ from .options import read_results, write_outputs
 def report(results: tuple[Path, ...], out_dir: Path) -> None:
     """Render saved results: one file gives its report, several a matrix of adapters."""
     loaded = [read_results(path) for path in results]
-    console = Console()
+    console = terminal()
     if len(loaded) == 1:
         write_outputs(console, loaded[0], None, out_dir)
         return

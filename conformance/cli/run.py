@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Literal
 
 import click
-from rich.console import Console
 
 from fakeprovider.scenario import Scenario
 
@@ -18,7 +17,7 @@ from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
-from .console import print_summary, transient_progress, visible
+from .console import controls_shown, print_summary, terminal, transient_progress
 from .generate import generated_cases
 from .options import (
     InputError,
@@ -126,7 +125,7 @@ def run(
         raise InputError(str(error)) from None
     if generate:
         result.options |= {"generated": generate, "seed": seed}
-    console = Console()
+    console = terminal()
     diff = None if known is None else compare_baseline(result, known)
     print_summary(console, result, diff, verbose=verbose)
     write_outputs(console, result, json_path, report_dir)
@@ -151,10 +150,12 @@ async def _run(
     session = await _open_session(target, command, options)
     try:
         with transient_progress("{task.fields[case]}") as progress:
-            task = progress.add_task(visible(session.hello.name), total=len(scenarios), case="")
+            task = progress.add_task(
+                controls_shown(session.hello.name), total=len(scenarios), case=""
+            )
 
             def advance(case: CaseResult) -> None:
-                progress.update(task, advance=1, case=visible(case.case))
+                progress.update(task, advance=1, case=controls_shown(case.case))
 
             return await run_suite(
                 session,

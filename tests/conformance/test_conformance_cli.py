@@ -269,6 +269,14 @@ def assert_literal(output: str) -> None:
         assert raw not in output
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in output
     assert "[/] [link=https://evil.example]click[/link]" in output
+    assert_no_emoji_or_bidi(output)
+
+
+def assert_no_emoji_or_bidi(output: str) -> None:
+    """MARKUP's emoji code and bidi controls were printed as text, not as what they mean."""
+    assert ":smile:" in output and "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in output
+    assert "\u202e" not in output and "\u2066" not in output
+    assert "\\u202eevil\\u2066" in output
 
 
 def test_run_prints_an_adapters_name_and_messages_literally(
@@ -302,6 +310,7 @@ def test_replay_and_fuzz_print_an_adapters_name_and_messages_literally(tmp_path:
     assert fuzzed.exit_code in (0, 1), fuzzed.output
     assert "\x1b" not in fuzzed.output
     assert "[/] [link=https://evil.example]click[/link] \\x1b]0;pwned" in fuzzed.output
+    assert_no_emoji_or_bidi(fuzzed.output)
 
 
 def test_a_failed_handshake_shows_the_adapters_stderr_literally() -> None:

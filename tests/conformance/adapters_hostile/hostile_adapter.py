@@ -40,8 +40,13 @@ from pathlib import Path
 from types import ModuleType
 
 FLOOD_EVENTS = 20_000
-# Text a terminal must show literally: rich markup, a link, a window title, a clear screen.
-MARKUP = "[/] [link=https://evil.example]click[/link] \x1b]0;pwned\x07\x1b[2J[bold]"
+# Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
+# an emoji code, and bidi controls that would reorder what follows (right-to-left override,
+# left-to-right isolate).
+MARKUP = (
+    "[/] [link=https://evil.example]click[/link] \x1b]0;pwned\x07\x1b[2J[bold]"
+    " :smile: \u202eevil\u2066"
+)
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "python-adapter" / "adapter.py"
 
 
