@@ -4,15 +4,15 @@ The suite starts the command once, reads its ``hello``, then for each case write
 line and reads event lines until that case's ``end``. Whatever the program does — hang, exit,
 print garbage, flood — becomes a recorded :class:`CaseRun` status (``timeout``, ``crash``,
 ``protocol-error``), never an exception that stops the run. After a timeout or a crash the
-process (and its whole process group) is killed and a fresh one is started, with a new
-handshake, before the next case.
+process is killed with its whole tree (``process_tree``: descendants that left its process
+group too) and a fresh one is started, with a new handshake, before the next case; at the end
+of the run the same kill follows the adapter's exit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shlex
 import signal
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ from ..events import (
 )
 from ..verdicts import CaseStatus
 from .base import GRACE_S, AdapterLoadError, CaseRun
+from .process_tree import environment_with, kill_tree, new_token, signal_group
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer stdout line is a protocol error, not a crash
 MAX_EVENTS_PER_CASE = 100_000  # events kept per case; more is a protocol error
@@ -255,9 +256,10 @@ class _HandshakeError(ConformanceError):
 class _AdapterProcess:
     """One running adapter process: line reads on stdout, a stderr tail, group-wide kill."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, tree_token: str) -> None:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
+        self._tree_token = tree_token
         self._stdin = proc.stdin
         self._stdout = proc.stdout
         self.stderr = _StderrTail(STDERR_KEEP_BYTES)
@@ -266,16 +268,19 @@ class _AdapterProcess:
 
     @classmethod
     async def spawn(cls, argv: list[str]) -> _AdapterProcess:
+        tree_token = new_token()
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=MAX_LINE_BYTES,
-            # Its own process group, so that killing it also kills what it spawned.
+            # Its own session and process group, so that killing the group kills what it
+            # spawned; the token in its environment finds what left the group.
             start_new_session=True,
+            env=environment_with(tree_token),
         )
-        return cls(proc)
+        return cls(proc, tree_token)
 
     @property
     def pid(self) -> int:
@@ -320,14 +325,15 @@ class _AdapterProcess:
         await self.stop(exit_wait_s=_CLOSE_EXIT_WAIT_S, term_wait_s=_CLOSE_TERM_WAIT_S)
 
     async def stop(self, *, exit_wait_s: float, term_wait_s: float = 0.0) -> None:
-        """Wait for exit, then SIGTERM, then SIGKILL the group; reap it and the stderr pump."""
+        """Wait for exit, then SIGTERM the group, then SIGKILL the whole tree; reap the
+        process and the stderr pump."""
         exited = await self._exited_within(exit_wait_s)
         if not exited and term_wait_s > 0:
-            _signal_group(self.pid, signal.SIGTERM)
+            signal_group(self.pid, signal.SIGTERM)
             exited = await self._exited_within(term_wait_s)
         self._exited_on_its_own = exited
-        # Even after a clean exit: grandchildren left in the group would keep running.
-        _signal_group(self.pid, signal.SIGKILL)
+        # Even after a clean exit: descendants left behind would keep running.
+        kill_tree(self.pid, self._tree_token)
         await self._exited_within(_REAP_WAIT_S)
         await self._stop_stderr_pump()
         with contextlib.suppress(OSError):
@@ -440,12 +446,6 @@ def _split_command(command: str) -> list[str]:
     if not argv:
         raise AdapterLoadError("the adapter command is empty")
     return argv
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    # ProcessLookupError: the group is already gone; PermissionError: not ours (pid reused).
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 def _describe_exit(returncode: int | None) -> str:

@@ -137,6 +137,38 @@ def test_hang_is_a_timeout_kills_the_process_group_and_restarts() -> None:
     assert wait_gone(second_pid)
 
 
+def escaped_pid(result: CaseRun) -> int:
+    return int(re.findall(r"escaped=(\d+)", result.stderr)[0])
+
+
+def test_a_descendant_that_left_the_process_group_dies_at_the_restart() -> None:
+    async def body() -> tuple[CaseRun, bool]:
+        session = await start()
+        hung = await session.run_case(make_case("c-escape-hang"), None)
+        await session.run_case(make_case("c-2"), None)  # after the restart
+        escaped_gone = wait_gone(escaped_pid(hung))
+        await session.close()
+        return hung, escaped_gone
+
+    hung, escaped_gone = run(body)
+    assert hung.status == "timeout"
+    assert escaped_gone, "a double-forked grandchild in a session of its own must die too"
+
+
+def test_a_descendant_that_left_the_process_group_dies_at_the_end_of_the_run() -> None:
+    async def body() -> tuple[CaseRun, bool]:
+        session = await start()
+        result = await session.run_case(make_case("c-escape"), None)
+        still_running = is_running(escaped_pid(result))
+        await session.close()
+        return result, still_running
+
+    result, running_during_the_run = run(body)
+    assert_completed(result, "c-escape")
+    assert running_during_the_run
+    assert wait_gone(escaped_pid(result))
+
+
 def test_exit_mid_case_is_a_crash_with_exit_code_and_stderr() -> None:
     async def body() -> tuple[list[CaseRun], int | None, int | None]:
         session = await start()

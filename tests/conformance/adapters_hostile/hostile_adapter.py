@@ -7,6 +7,9 @@ suite can be judged around the misbehaving cases:
 
     hang           spawns a sleeping grandchild (sharing our pipes), then never answers;
                    with "garbage" too, it first prints a non-JSON line
+    escape         double-forks a `sleep` that leaves our session and process group
+                   (writing `escaped=PID` to stderr), then finishes correctly; with "hang"
+                   too, it then never answers
     exit           writes to stderr, then exits with code 3 mid-case
     garbage        prints a non-JSON line, then finishes correctly
     other          prints an event tagged with another case id, then finishes correctly
@@ -68,6 +71,26 @@ def hang(case: str) -> None:
     sys.stderr.write(f"grandchild={sleeper.pid}\n")
     sys.stderr.flush()
     time.sleep(60)
+
+
+def escape(case: str) -> None:
+    reader, writer = os.pipe()
+    if os.fork() == 0:  # the child: a session of its own, then a grandchild it abandons
+        os.setsid()
+        grandchild = os.fork()
+        if grandchild == 0:
+            os.execvp("sleep", ["sleep", "60"])
+        os.write(writer, str(grandchild).encode())
+        os._exit(0)
+    os.close(writer)
+    escaped = int(os.read(reader, 32))
+    os.wait()  # the child has exited: the grandchild is nobody's child of ours any more
+    sys.stderr.write(f"escaped={escaped}\n")
+    sys.stderr.flush()
+    if "hang" in case:
+        time.sleep(60)
+    else:
+        finish(case)
 
 
 def exit_mid_case(case: str) -> None:
@@ -146,7 +169,9 @@ def load_example() -> ModuleType:
 
 def handle(message: dict[str, object], example: ModuleType | None) -> None:
     case = str(message["case"])
-    if "hang" in case:
+    if "escape" in case:
+        escape(case)
+    elif "hang" in case:
         hang(case)
     elif "exit" in case:
         exit_mid_case(case)
