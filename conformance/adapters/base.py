@@ -9,13 +9,24 @@ never an exception that stops the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import importlib
 import inspect
 import os
 import sys
 import threading
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+import weakref
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,9 +36,13 @@ from pydantic import TypeAdapter, ValidationError
 from ..codes import ConformanceError
 from ..events import End, Event, EventBase, EventDecodeError, Hello, RunCase, Thrown, check_bounds
 from ..verdicts import CaseStatus
+from .case_log import MAX_CASE_BYTES, MAX_EVENTS_PER_CASE, CaseLog
+from .watchdog import AdapterLoop, CaseOutlet
 
 GRACE_S = 2.0  # added to a case's timeout_s before the runner gives up on the adapter
 TRACEBACK_LINES = 40  # the tail of a Python adapter's traceback kept as its case's stderr
+_LOOP_ANSWER_S = 1.0  # after a timed-out case is cancelled: a loop silent this long is blocked
+_CLOSE_WAIT_S = 2.0  # how long the adapter's own close() may take
 _EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
 
 
@@ -39,6 +54,7 @@ class CaseRun:
     status: CaseStatus = "completed"
     detail: str = ""
     stderr: str = ""  # a subprocess's stderr, or the traceback a Python adapter raised
+    kept_bytes: int = 0  # the size of ``events`` as JSON lines (the runner's per-run cap)
 
 
 class AdapterSession(Protocol):
@@ -98,48 +114,111 @@ def load_python_adapter(target: str, options: object) -> PythonAdapterSession:
 
 
 class PythonAdapterSession:
-    """Drives a Python adapter; sync adapters run on a daemon thread so a hang is survivable."""
+    """Drives a Python adapter under the watchdog a subprocess adapter is under.
 
-    def __init__(self, adapter: PythonAdapter) -> None:
+    Each case runs off the runner's event loop (see :mod:`.watchdog`): an async adapter on an
+    event loop of its own in a thread of its own, a sync one on a thread per case. Its events
+    go through a :class:`~.watchdog.CaseOutlet` into a :class:`~.case_log.CaseLog` with the
+    per-case caps. At the deadline (``timeout_s`` plus the grace) the case is a ``timeout``
+    and the outlet is closed: the producer's next event is dropped and stops it, and an async
+    case is cancelled. A loop that does not answer then (blocked by the adapter) is abandoned
+    and the next case gets a fresh one, so the run goes on either way.
+    """
+
+    def __init__(
+        self,
+        adapter: PythonAdapter,
+        *,
+        grace_s: float = GRACE_S,
+        max_events_per_case: int = MAX_EVENTS_PER_CASE,
+        max_case_bytes: int = MAX_CASE_BYTES,
+    ) -> None:
         self.adapter = adapter
         self.hello = adapter.hello
         # Whether `run` takes an `http_client` keyword: then cases can run in process.
         self.accepts_http_client = "http_client" in inspect.signature(adapter.run).parameters
+        self._grace_s = grace_s
+        self._max_events = max_events_per_case
+        self._max_bytes = max_case_bytes
+        self._loop: AdapterLoop | None = None
 
     async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
-        run = CaseRun()
         kwargs: dict[str, Any] = {}
         if http_client is not None and self.accepts_http_client:
             kwargs["http_client"] = http_client
+        outlet = CaseOutlet(CaseLog(case.case, self._max_events, self._max_bytes))
+        loop = self.loop
+        producing = loop.submit(self._produce(case, kwargs, outlet))
+        budget = case.timeout_s + self._grace_s
         try:
-            await asyncio.wait_for(self._collect(case, kwargs, run), case.timeout_s + GRACE_S)
-        except TimeoutError:
-            run.status, run.detail = "timeout", f"no end within {case.timeout_s + GRACE_S:g} s"
-        return run
+            ended = await outlet.ended_within(budget)
+        finally:  # also when the run is cancelled: nothing more is kept
+            outlet.close()
+            producing.cancel()  # an async case still running stops at its next await
+        if not ended:
+            outlet.log.fail("timeout", f"no end within {budget:g} s")
+            if not await loop.answers_within(_LOOP_ANSWER_S):
+                self._abandon_loop()
+        log = outlet.log
+        return CaseRun(
+            events=log.events,
+            status=log.status,
+            detail=log.detail(),
+            stderr=outlet.stderr,
+            kept_bytes=log.kept_bytes,
+        )
 
-    async def _collect(self, case: RunCase, kwargs: dict[str, Any], run: CaseRun) -> None:
+    async def _produce(self, case: RunCase, kwargs: dict[str, Any], outlet: CaseOutlet) -> None:
+        """On the adapter's loop: call ``run``; drain an async iterator here, hand a sync one
+        to a thread of its own (its body may block, or run an event loop of its own)."""
         try:
             produced = self.adapter.run(case, **kwargs)
-            if isinstance(produced, AsyncIterator):
+            if not isinstance(produced, AsyncIterator):
+                items = iter(produced)
+                threading.Thread(
+                    target=_pump, args=(items, outlet), name="python-adapter-case", daemon=True
+                ).start()
+                return  # the pump ends the outlet
+            try:
                 async for item in produced:
-                    run.events.append(_as_event(item))
-            else:
-                await _iterate_on_thread(iter(produced), run.events.append)
-        except _ProtocolError as error:
-            run.status, run.detail = "protocol-error", str(error)
-            return
-        except Exception as error:  # the adapter raised: that is its outcome, not ours
-            run.events.append(Thrown(message=_as_text(f"{type(error).__name__}: {error}")))
-            run.stderr = _as_text(_traceback_tail(error))
-        if not run.events or not isinstance(run.events[-1], End):
-            run.events.append(End())
+                    if not _keep(outlet, item):
+                        break
+            finally:  # stopped early (refused, cancelled): the generator's cleanup runs now
+                if isinstance(produced, AsyncGenerator):
+                    await produced.aclose()
+        except BaseException as error:
+            outlet.end(functools.partial(_record_end, error))
+            if not isinstance(error, Exception):  # cancelled: the task ends as such
+                raise
+        else:
+            outlet.end(functools.partial(_record_end, None))
 
     async def close(self) -> None:
+        """Call the adapter's ``close`` (awaited if it is a coroutine) on its loop, giving it
+        _CLOSE_WAIT_S, then stop the loop."""
         closer = getattr(self.adapter, "close", None)
-        if closer is not None:
-            result = closer()
-            if inspect.isawaitable(result):
-                await result
+        try:
+            if closer is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.loop.run(_call(closer)), _CLOSE_WAIT_S)
+        finally:
+            if self._loop is not None:
+                self._abandon_loop()
+
+    @property
+    def loop(self) -> AdapterLoop:
+        """The loop the next case runs on (a fresh one after a blocked one was abandoned);
+        the run's provider runs there too (``conformance.run.provider.SessionProvider``)."""
+        if self._loop is None:
+            self._loop = AdapterLoop()
+            # A session dropped without close() still lets its loop's thread end.
+            weakref.finalize(self, self._loop.stop)
+        return self._loop
+
+    def _abandon_loop(self) -> None:
+        assert self._loop is not None
+        self._loop.stop()
+        self._loop = None
 
 
 def _traceback_tail(error: BaseException) -> str:
@@ -171,28 +250,50 @@ def _as_event(item: object) -> Event:
         raise _ProtocolError(f"not an event: {item!r:.200}") from error
 
 
-async def _iterate_on_thread(items: Iterator[object], take: Callable[[Event], None]) -> None:
-    """Iterate a blocking iterator on a daemon thread (a hung adapter must not block exit)."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
+def _keep(outlet: CaseOutlet, item: object) -> bool:
+    """Put one item an adapter yielded through ``outlet``; False: stop producing."""
+    event = _as_event(item)
+    return outlet.put(event, _size(event))
 
-    def pump() -> None:
+
+def _size(event: Event) -> int:
+    return len(_EVENTS.dump_json(event, exclude_none=True))
+
+
+def _pump(items: Iterator[object], outlet: CaseOutlet) -> None:
+    """A sync adapter's case, on a thread of its own, until its generator ends or the outlet
+    refuses an event (the generator is then closed at that yield)."""
+    try:
         try:
             for item in items:
-                loop.call_soon_threadsafe(take, _as_event(item))
-        except BaseException as error:  # handed to the event loop, re-raised there
-            loop.call_soon_threadsafe(_settle, done, error)
-        else:
-            loop.call_soon_threadsafe(_settle, done, None)
-
-    threading.Thread(target=pump, name="adapter-case", daemon=True).start()
-    await done
-
-
-def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is None:
-        future.set_result(None)
+                if not _keep(outlet, item):
+                    break
+        finally:
+            if isinstance(items, Generator):
+                items.close()
+    except BaseException as error:  # the thread's last word: recorded, not raised
+        outlet.end(functools.partial(_record_end, error))
     else:
-        future.set_exception(error)
+        outlet.end(functools.partial(_record_end, None))
+
+
+def _record_end(error: BaseException | None, outlet: CaseOutlet) -> None:
+    """How a case's producer ended, as the last entries of its record: a protocol error, or
+    what the adapter raised (a ``thrown`` event, the traceback as stderr); then ``end``,
+    unless the adapter sent it or the case is already a protocol error."""
+    log = outlet.log
+    if isinstance(error, _ProtocolError):
+        log.fail("protocol-error", str(error))
+    elif isinstance(error, Exception):  # the adapter raised: that is its outcome, not ours
+        thrown = Thrown(message=_as_text(f"{type(error).__name__}: {error}"))
+        log.add(thrown, _size(thrown))
+        outlet.stderr = _as_text(_traceback_tail(error))
+    if log.status == "completed" and not (log.events and isinstance(log.events[-1], End)):
+        end = End()
+        log.add(end, _size(end))
+
+
+async def _call(closer: Callable[[], object]) -> None:
+    result = closer()
+    if inspect.isawaitable(result):
+        await result

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import shlex
 import signal
-from dataclasses import dataclass, field
 
 import httpx
 
@@ -23,19 +22,17 @@ from ..codes import ConformanceError
 from ..events import (
     PROTOCOL_VERSION,
     End,
-    Event,
     EventDecodeError,
     Hello,
     RunCase,
     parse_event_line,
     parse_hello_line,
 )
-from ..verdicts import CaseStatus
 from .base import GRACE_S, AdapterLoadError, CaseRun
+from .case_log import MAX_CASE_BYTES, MAX_EVENTS_PER_CASE, CaseLog
 from .process_tree import environment_with, kill_tree, new_token, signal_group
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer stdout line is a protocol error, not a crash
-MAX_EVENTS_PER_CASE = 100_000  # events kept per case; more is a protocol error
 STDERR_KEEP_BYTES = 64 * 1024  # the tail of the adapter's stderr kept in memory
 QUOTE_CHARS = 200  # how much of an offending line a detail quotes
 ERROR_STDERR_CHARS = 2_000  # stderr tail quoted in an AdapterLoadError
@@ -62,6 +59,7 @@ class SubprocessAdapterSession:
         hello_timeout_s: float,
         grace_s: float,
         max_events_per_case: int,
+        max_case_bytes: int,
     ) -> None:
         self.hello = hello
         self._argv = argv
@@ -69,6 +67,7 @@ class SubprocessAdapterSession:
         self._hello_timeout_s = hello_timeout_s
         self._grace_s = grace_s
         self._max_events = max_events_per_case
+        self._max_bytes = max_case_bytes
         self._out_of_sync = False  # a case was cancelled mid-way: restart before reuse
         self._unusable: str | None = None  # why no process can be (re)started
         self._lock = asyncio.Lock()  # one case at a time: events are matched by case id
@@ -81,6 +80,7 @@ class SubprocessAdapterSession:
         hello_timeout_s: float = 10.0,
         grace_s: float = GRACE_S,
         max_events_per_case: int = MAX_EVENTS_PER_CASE,
+        max_case_bytes: int = MAX_CASE_BYTES,
     ) -> SubprocessAdapterSession:
         """Start ``command`` and complete its handshake; raise AdapterLoadError if that fails."""
         argv = _split_command(command)
@@ -92,6 +92,7 @@ class SubprocessAdapterSession:
             hello_timeout_s=hello_timeout_s,
             grace_s=grace_s,
             max_events_per_case=max_events_per_case,
+            max_case_bytes=max_case_bytes,
         )
 
     @property
@@ -131,7 +132,7 @@ class SubprocessAdapterSession:
         return self._process
 
     async def _drive(self, process: _AdapterProcess, case: RunCase) -> CaseRun:
-        log = _CaseLog(case.case, self._max_events)
+        log = CaseLog(case.case, self._max_events, self._max_bytes)
         mark = process.stderr.mark()
         budget = case.timeout_s + self._grace_s
         try:
@@ -154,6 +155,7 @@ class SubprocessAdapterSession:
             status=log.status,
             detail=log.detail(),
             stderr=process.stderr.since(mark),
+            kept_bytes=log.kept_bytes,
         )
 
     async def _retire(self, process: _AdapterProcess, *, exit_wait_s: float) -> str:
@@ -163,46 +165,7 @@ class SubprocessAdapterSession:
         return process.describe_exit()
 
 
-@dataclass
-class _CaseLog:
-    """What one case has produced so far; the first failure decides the status."""
-
-    case_id: str
-    max_events: int
-    events: list[Event] = field(default_factory=list)
-    status: CaseStatus = "completed"
-    overflowed: bool = False
-    _first_detail: str = field(default="", init=False)
-    _more_protocol_errors: int = field(default=0, init=False)
-    _then: str = field(default="", init=False)
-
-    def fail(self, status: CaseStatus, detail: str) -> None:
-        if self.status == "completed":
-            self.status, self._first_detail = status, detail
-        elif status == "protocol-error":
-            self._more_protocol_errors += 1
-        else:  # a timeout or crash after a protocol error: keep both in the detail
-            self._then = detail
-
-    def add(self, event: Event) -> None:
-        # `end` is always kept so that a capped record still shows how the case ended.
-        if len(self.events) >= self.max_events and not isinstance(event, End):
-            if not self.overflowed:
-                self.overflowed = True
-                self.fail("protocol-error", f"more than {self.max_events} events in one case")
-            return
-        self.events.append(event)
-
-    def detail(self) -> str:
-        text = self._first_detail
-        if self._more_protocol_errors:
-            text += f" (and {self._more_protocol_errors} more protocol errors)"
-        if self._then:
-            text += f"; then {self._then}"
-        return text
-
-
-async def _read_case(process: _AdapterProcess, log: _CaseLog) -> None:
+async def _read_case(process: _AdapterProcess, log: CaseLog) -> None:
     """Read event lines until this case's ``end``; problems are logged, reading goes on."""
     while True:
         try:
@@ -221,7 +184,7 @@ async def _read_case(process: _AdapterProcess, log: _CaseLog) -> None:
         if event.case != log.case_id:
             log.fail("protocol-error", f"event for case {event.case!r}: {_quote(line)}")
             continue
-        log.add(event)
+        log.add(event, len(line))
         if isinstance(event, End):
             return
 

@@ -24,7 +24,7 @@ from ..adapters.base import AdapterSession, PythonAdapterSession
 from ..adapters.loading import adapter_invocation, open_session
 from ..options import RunOptions, Transport
 from ..results import CaseResult
-from .provider import Provider, fake_provider
+from .provider import SessionProvider, session_provider
 from .runner import case_request, effective_policy, judge_case
 
 _T = TypeVar("_T")
@@ -64,16 +64,12 @@ class CaseRunner:
         self._stack = AsyncExitStack()
         self._registry = ScenarioRegistry()
         self._session: AdapterSession | None = None
-        self._provider: Provider | None = None
+        self._providers: SessionProvider | None = None
         self.transport: Transport = "loopback"
 
     @property
     def session(self) -> AdapterSession:
         return _opened(self._session)
-
-    @property
-    def provider(self) -> Provider:
-        return _opened(self._provider)
 
     @property
     def options(self) -> RunOptions:
@@ -96,8 +92,8 @@ class CaseRunner:
         if self._wanted == "in-process" and not capable:
             raise ValueError(f"{self.invocation} cannot take an in-process http_client")
         self.transport = self._wanted or ("in-process" if capable else "loopback")
-        provider = fake_provider(self._registry, self.transport)
-        self._provider = await self._stack.enter_async_context(provider)
+        providers = session_provider(session, self._registry, self.transport)
+        self._providers = await self._stack.enter_async_context(providers)
 
     def __exit__(
         self,
@@ -119,9 +115,10 @@ class CaseRunner:
             self._registry.remove(scenario.id)
 
     async def _run(self, scenario: Scenario) -> CaseResult:
+        provider = await _opened(self._providers).current()
         policy = effective_policy(self.session, self._options, scenario)
-        case = case_request(scenario, self.provider.root_url, policy, self._options)
-        return await judge_case(self.session, self.provider, scenario, case, self.options)
+        case = case_request(scenario, provider.root_url, policy, self._options)
+        return await judge_case(self.session, provider, scenario, case, self.options)
 
 
 def _opened(part: _T | None) -> _T:

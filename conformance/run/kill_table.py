@@ -118,7 +118,11 @@ def kill_table(
 
 async def run_reference(fixtures: Sequence[Scenario], options: RunOptions) -> RunResult:
     """The reference adapter's run: the baseline every mutant is a variant of."""
-    return await run_suite(PythonAdapterSession(ReferenceAdapter()), fixtures, options)
+    session = PythonAdapterSession(ReferenceAdapter())
+    try:
+        return await run_suite(session, fixtures, options)
+    finally:
+        await session.close()
 
 
 async def run_mutants(

@@ -33,7 +33,7 @@ from ..results import (
     suite_version,
 )
 from ..verdicts import Contract
-from .provider import Provider, fake_provider
+from .provider import Provider, session_provider
 
 
 def effective_policy(
@@ -89,8 +89,10 @@ async def run_judged(
     # run before any case, not half-way.
     policies = {s.id: effective_policy(session, options, s) for s in scenarios}
     cases: dict[Contract, list[CaseResult]] = {contract: [] for contract in contracts}
-    async with fake_provider(ScenarioRegistry(scenarios), options.transport) as provider:
+    registry = ScenarioRegistry(scenarios)
+    async with session_provider(session, registry, options.transport) as providers:
         for scenario in scenarios:
+            provider = await providers.current()
             case = case_request(scenario, provider.root_url, policies[scenario.id], options)
             observed = await observe_case(session, provider, scenario, case)
             for contract in contracts:

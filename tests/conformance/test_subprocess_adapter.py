@@ -18,6 +18,7 @@ from typing import TypeVar
 import pytest
 
 from conformance.adapters.base import AdapterLoadError, CaseRun
+from conformance.adapters.case_log import MAX_CASE_BYTES
 from conformance.adapters.subprocess import SubprocessAdapterSession, _StderrTail
 from conformance.events import End, Finish, RetryPolicy, RunCase, TextDelta
 
@@ -51,13 +52,17 @@ def run(body: Callable[[], Awaitable[_T]]) -> _T:
 
 
 async def start(
-    *flags: str, hello_timeout_s: float = 10.0, max_events_per_case: int = 100_000
+    *flags: str,
+    hello_timeout_s: float = 10.0,
+    max_events_per_case: int = 100_000,
+    max_case_bytes: int = MAX_CASE_BYTES,
 ) -> SubprocessAdapterSession:
     return await SubprocessAdapterSession.start(
         command(*flags),
         hello_timeout_s=hello_timeout_s,
         grace_s=GRACE_S,
         max_events_per_case=max_events_per_case,
+        max_case_bytes=max_case_bytes,
     )
 
 
@@ -229,6 +234,17 @@ def test_flood_is_capped_then_drained_to_end() -> None:
     assert "more than 1000 events" in bad.detail
     assert len(bad.events) == 1001
     assert isinstance(bad.events[0], TextDelta)
+    assert isinstance(bad.events[-1], End)
+    assert_completed(after, "c-2")
+
+
+def test_a_flood_past_the_byte_cap_keeps_no_more_than_the_cap() -> None:
+    session = start(max_case_bytes=100_000)
+    (bad, after) = run(lambda: _run_and_close(session, "c-flood", "c-2"))
+    assert bad.status == "protocol-error"
+    assert bad.detail == "more than 100000 bytes of events in one case (MAX_CASE_BYTES)"
+    assert 99_900 < bad.kept_bytes <= 100_100  # up to the cap, and `end` after it
+    assert len(bad.events) < 2_000  # of the 20 000 sent
     assert isinstance(bad.events[-1], End)
     assert_completed(after, "c-2")
 

@@ -1,0 +1,76 @@
+"""One case's record on the adapter's side, kept within the per-case caps.
+
+Both kinds of session record a case here. Past a cap the case is a protocol error and what
+the adapter sends after it is dropped (``end`` excepted, so that a capped record still shows
+how the case ended): memory stays bounded whatever the adapter sends, and so do the results
+and reports written from the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..events import End, Event
+from ..verdicts import CaseStatus
+
+MAX_EVENTS_PER_CASE = 100_000  # events kept per case; more is a protocol error
+MAX_CASE_BYTES = 4 * 1024 * 1024  # bytes of events kept per case, as JSON lines; likewise
+
+_MIB = 1024 * 1024
+
+
+@dataclass
+class CaseLog:
+    """What one case has produced so far; the first failure decides the status."""
+
+    case_id: str
+    max_events: int = MAX_EVENTS_PER_CASE
+    max_bytes: int = MAX_CASE_BYTES
+    events: list[Event] = field(default_factory=list)
+    kept_bytes: int = 0  # the kept events' size as JSON lines
+    status: CaseStatus = "completed"
+    overflowed: bool = False  # past a cap: nothing but `end` is kept any more
+    _first_detail: str = field(default="", init=False)
+    _more_protocol_errors: int = field(default=0, init=False)
+    _then: str = field(default="", init=False)
+
+    def fail(self, status: CaseStatus, detail: str) -> None:
+        if self.status == "completed":
+            self.status, self._first_detail = status, detail
+        elif status == "protocol-error":
+            self._more_protocol_errors += 1
+        else:  # a timeout or crash after a protocol error: keep both in the detail
+            self._then = detail
+
+    def add(self, event: Event, size: int) -> bool:
+        """Keep ``event``, ``size`` bytes as a JSON line; False once a cap is passed (the
+        event is dropped, the case is a protocol error). ``end`` is always kept."""
+        if not isinstance(event, End):
+            if self.overflowed:
+                return False
+            if len(self.events) >= self.max_events:
+                return self._overflow(f"more than {self.max_events} events in one case")
+            if self.kept_bytes + size > self.max_bytes:
+                cap = byte_count(self.max_bytes)
+                return self._overflow(f"more than {cap} of events in one case (MAX_CASE_BYTES)")
+        self.events.append(event)
+        self.kept_bytes += size
+        return True
+
+    def detail(self) -> str:
+        text = self._first_detail
+        if self._more_protocol_errors:
+            text += f" (and {self._more_protocol_errors} more protocol errors)"
+        if self._then:
+            text += f"; then {self._then}"
+        return text
+
+    def _overflow(self, detail: str) -> bool:
+        self.overflowed = True
+        self.fail("protocol-error", detail)
+        return False
+
+
+def byte_count(size: int) -> str:
+    """``size`` for a reader: whole MiB as such (``4 MiB``), else in bytes."""
+    return f"{size // _MIB} MiB" if size and size % _MIB == 0 else f"{size} bytes"
