@@ -2,7 +2,9 @@
 
 Each case gets its scenario on the fake provider (a loopback server, or the in-process
 transport for Python adapters that take an ``http_client``), a ``run`` request, a time
-bound, and then every invariant in the catalogue looks at the evidence.
+bound, and then every invariant in the catalogue looks at the evidence. What a run keeps of
+the adapter's output is bounded: per case by the session (``MAX_CASE_BYTES``), per run here
+(``MAX_RUN_BYTES``).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import httpx
+
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterSession, CaseRun
+from ..adapters.case_log import byte_count
 from ..events import RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
@@ -34,6 +39,10 @@ from ..results import (
 )
 from ..verdicts import Contract
 from .provider import Provider, session_provider
+
+# Events kept per run, as JSON lines; once a run's cases have kept this much, the remaining
+# cases are recorded as not run. The run's results then hold at most this plus one case's cap.
+MAX_RUN_BYTES = 16 * 1024 * 1024
 
 
 def effective_policy(
@@ -89,12 +98,13 @@ async def run_judged(
     # run before any case, not half-way.
     policies = {s.id: effective_policy(session, options, s) for s in scenarios}
     cases: dict[Contract, list[CaseResult]] = {contract: [] for contract in contracts}
+    capped = _RunOutputCap(session, MAX_RUN_BYTES)
     registry = ScenarioRegistry(scenarios)
     async with session_provider(session, registry, options.transport) as providers:
         for scenario in scenarios:
             provider = await providers.current()
             case = case_request(scenario, provider.root_url, policies[scenario.id], options)
-            observed = await observe_case(session, provider, scenario, case)
+            observed = await observe_case(capped, provider, scenario, case)
             for contract in contracts:
                 cases[contract].append(observed.judged(contract, strict=options.strict))
             if on_case is not None:
@@ -120,6 +130,29 @@ async def run_judged(
         )
         for contract, judged in cases.items()
     }
+
+
+class _RunOutputCap:
+    """``session`` within a run's budget of kept events: once its cases have kept
+    ``max_bytes``, each further case is recorded as a protocol error without running."""
+
+    def __init__(self, session: AdapterSession, max_bytes: int) -> None:
+        self.hello = session.hello
+        self._session = session
+        self._max_bytes = max_bytes
+        self._kept = 0
+
+    async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
+        if self._kept >= self._max_bytes:
+            cap = byte_count(self._max_bytes)
+            detail = f"not run: the run's events reached {cap} (MAX_RUN_BYTES)"
+            return CaseRun(status="protocol-error", detail=detail)
+        run = await self._session.run_case(case, http_client)
+        self._kept += run.kept_bytes
+        return run
+
+    async def close(self) -> None:
+        await self._session.close()
 
 
 def case_request(

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from conformance.adapters.case_log import MAX_CASE_BYTES
 from conformance.cli import main
 from conformance.invariants import CATALOGUE
 from conformance.results import RunResult
+from conformance.run.runner import MAX_RUN_BYTES
 from conformance.verdicts import FAMILY_TITLES, family_of
 
 sys.path.insert(0, str(Path(__file__).parent / "adapters_hostile"))
@@ -254,12 +256,17 @@ def hostile(*flags: str) -> str:
     return shlex.join([sys.executable, str(REPO / HOSTILE_PATH), "--hello-name", MARKUP, *flags])
 
 
-def markup_fixture(tmp_path: Path) -> Path:
-    """A starter fixture renamed so that the hostile adapter throws MARKUP on it."""
+def hostile_fixture(folder: Path, case_id: str) -> Path:
+    """A starter fixture renamed ``case_id``: the hostile adapter misbehaves as it says."""
     text = (STARTER / "empty-stop-with-usage.yaml").read_text()
-    path = tmp_path / "c-markup.yaml"
-    path.write_text(text.replace("id: empty-stop-with-usage", "id: c-markup"))
+    path = folder / f"{case_id}.yaml"
+    path.write_text(text.replace("id: empty-stop-with-usage", f"id: {case_id}"))
     return path
+
+
+def markup_fixture(tmp_path: Path) -> Path:
+    """A fixture on which the hostile adapter throws MARKUP."""
+    return hostile_fixture(tmp_path, "c-markup")
 
 
 def assert_literal(output: str) -> None:
@@ -321,3 +328,31 @@ def test_a_failed_handshake_shows_the_adapters_stderr_literally() -> None:
     assert result.exit_code == 3
     assert "\x1b" not in result.output
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in result.output
+
+
+def test_output_past_the_caps_is_cut_and_the_run_still_writes_its_results(tmp_path: Path) -> None:
+    """Each case floods more than a case may keep: every case is cut at MAX_CASE_BYTES, and
+    once the run has kept MAX_RUN_BYTES the rest are not run; the results are written."""
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    cases = [f"c-bulk-{number}" for number in range(1, 8)]
+    for case_id in cases:
+        hostile_fixture(fixtures, case_id)
+    results, report = tmp_path / "results.json", tmp_path / "report"
+    command = ["run", "--adapter-cmd", hostile(), "--fixtures", str(fixtures)]
+
+    ran = CliRunner().invoke(main, [*command, "--json", str(results), "--report", str(report)])
+
+    assert ran.exit_code == 1, ran.output
+    run = RunResult.from_json(results.read_bytes())
+    assert [case.case for case in run.cases] == cases
+    assert {case.status for case in run.cases} == {"protocol-error"}
+    capped = [c for c in run.cases if c.detail.startswith("more than 4 MiB of events in one case")]
+    not_run = [
+        c for c in run.cases if c.detail.startswith("not run: the run's events reached 16 MiB")
+    ]
+    assert capped and not_run and capped + not_run == run.cases
+    assert all(case.events for case in capped) and not any(case.events for case in not_run)
+    kept = sum(len(json.dumps(event)) for case in run.cases for event in case.events)
+    assert MAX_RUN_BYTES <= kept < MAX_RUN_BYTES + MAX_CASE_BYTES
+    assert (report / "index.html").stat().st_size < MAX_RUN_BYTES + 2 * MAX_CASE_BYTES

@@ -17,6 +17,7 @@ suite can be judged around the misbehaving cases:
     megaline       prints a 10 MB line that is not JSON, then finishes correctly
     flood-forever  prints events for ever, never `end`
     flood          prints FLOOD_EVENTS events, then finishes correctly
+    bulk           prints BULK_BYTES of events of 64 KiB of text each, then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
     deep           prints an event nested 100 000 arrays deep, then finishes correctly
     bigint         prints an event with a 5 000-digit integer, then finishes correctly
@@ -43,6 +44,7 @@ from pathlib import Path
 from types import ModuleType
 
 FLOOD_EVENTS = 20_000
+BULK_BYTES = 5 * 1024 * 1024
 # Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
 # an emoji code, and bidi controls that would reorder what follows (right-to-left override,
 # left-to-right isolate).
@@ -131,6 +133,13 @@ def flood(case: str, count: int | None) -> None:
     finish(case)
 
 
+def bulk(case: str) -> None:
+    line = json.dumps({"case": case, "type": "text-delta", "index": 0, "text": "b" * 65536})
+    for _ in range(BULK_BYTES // len(line) + 1):
+        sys.stdout.write(line + "\n")
+    finish(case)
+
+
 def stderr(case: str) -> None:
     sys.stderr.write(f"stderr-marker-{case}\n")
     sys.stderr.flush()
@@ -187,6 +196,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         flood(case, None)
     elif "flood" in case:
         flood(case, FLOOD_EVENTS)
+    elif "bulk" in case:
+        bulk(case)
     elif "stderr" in case:
         stderr(case)
     elif "deep" in case:
