@@ -251,9 +251,10 @@ def _as_event(item: object) -> Event:
 
 
 def _keep(outlet: CaseOutlet, item: object) -> bool:
-    """Put one item an adapter yielded through ``outlet``; False: stop producing."""
+    """Put one item an adapter yielded through ``outlet``; False: stop producing (the
+    outlet refused it, or it was ``end``: the case is over, as for a subprocess adapter)."""
     event = _as_event(item)
-    return outlet.put(event, _size(event))
+    return outlet.put(event, _size(event)) and not isinstance(event, End)
 
 
 def _size(event: Event) -> int:

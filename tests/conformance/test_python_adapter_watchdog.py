@@ -16,7 +16,7 @@ import pytest
 
 from conformance.adapters.base import CaseRun, PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.events import Capabilities, Event, Finish, Hello, RunCase, TextDelta
+from conformance.events import Capabilities, End, Event, Finish, Hello, RunCase, TextDelta
 from conformance.options import RunOptions, Transport, bundled_fixtures
 from conformance.results import RunResult
 from conformance.run.runner import run_suite
@@ -210,3 +210,33 @@ def test_after_a_blocked_loop_the_run_goes_on_with_a_provider_on_the_fresh_loop(
     for case in after:
         assert case.status == "completed", case.detail
         assert not [v for v in case.verdicts.values() if v.verdict in ("fail", "non-strict")]
+
+
+class GoingOnAfterEnd:
+    """Yields a finished case, then more events for ever."""
+
+    hello = HELLO
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def run(self, case: RunCase) -> Iterator[TextDelta | Finish | End]:
+        try:
+            yield Finish(reason="stop")
+            yield End()
+            while True:
+                yield delta()
+        finally:
+            self.stopped.set()
+
+
+def test_a_case_is_over_at_its_end_event() -> None:
+    adapter = GoingOnAfterEnd()
+    session = PythonAdapterSession(adapter)
+
+    run = asyncio.run(session.run_case(make_case("c-end"), None))
+
+    assert run.status == "completed", run.detail
+    assert [event.type for event in run.events] == ["finish", "end"]
+    assert adapter.stopped.is_set()
+    asyncio.run(session.close())
