@@ -13,14 +13,15 @@ from typing import Annotated, get_args, get_origin
 
 from conformance import codes, events
 from conformance.adapters.base import GRACE_S, TRACEBACK_LINES, PythonAdapterSession
+from conformance.adapters.case_log import MAX_CASE_BYTES, MAX_EVENTS_PER_CASE
 from conformance.adapters.subprocess import (
-    MAX_EVENTS_PER_CASE,
     MAX_LINE_BYTES,
     STDERR_KEEP_BYTES,
     SubprocessAdapterSession,
 )
 from conformance.events import Capabilities, RetryPolicy, RunCase
 from conformance.options import DEFAULT_POLICY, RunOptions, default_request
+from conformance.run.runner import MAX_RUN_BYTES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -80,6 +81,8 @@ def test_the_numbers_are_the_codes() -> None:
     assert f"| {events.MAX_DEPTH} levels |" in FLAT
     assert range(-(2**63), 2**63) == events.INT_RANGE and "| integers | signed 64-bit" in FLAT
     assert f"| {MAX_EVENTS_PER_CASE:,} |".replace(",", " ") in FLAT
+    assert f"| {MAX_CASE_BYTES // 2**20} MiB | `MAX_CASE_BYTES` |" in FLAT
+    assert f"| {MAX_RUN_BYTES // 2**20} MiB: each case after that" in FLAT
     assert f"within {hello_timeout:g} seconds" in FLAT
     assert f"`timeout_s` + {GRACE_S:g} s" in FLAT
     assert f"last {TRACEBACK_LINES} lines of its traceback" in FLAT
