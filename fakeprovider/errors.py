@@ -14,6 +14,7 @@ FakeProviderError
   + RecordingError (ValueError)            recording: a response cannot become a fixture
   + ForwardingError (ValueError)           forwarding: an upstream or target not forwarded to
   + _UnsafeShapeError                      fixtures: YAML too deep, cyclic or alias-bombed
+  + _UnconvertibleNodeError                fixtures: a YAML value its tag cannot convert
   + _RequestRejectedError                  server: answered with an error, then closed
   + _BadRequestError                       proxy: a request the proxy cannot forward
 """

@@ -8,6 +8,7 @@ loading: a plain scalar cut short by `` #``, which YAML reads as the start of a 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,10 @@ exhaust the YAML parser's stack."""
 MAX_ALIAS_EXPANSION = 100_000
 """Nodes that YAML aliases may add once expanded: bounds an alias bomb ("billion laughs"),
 which is tiny on disk and explodes when validated or indexed."""
+MAX_EXPANDED_BYTES = MAX_FIXTURE_BYTES
+"""Bytes of scalar text (UTF-8) a fixture may hold once its aliases are expanded, the same
+bound as the file's: a few nodes that repeat one long string stay under the node bound and
+would still make a body hundreds of times the file."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,10 @@ def _read(path: Path) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:
         raise FixtureError([FixtureProblem(path, "", f"invalid YAML: {error}")]) from None
     except _UnsafeShapeError as error:
         raise FixtureError([FixtureProblem(path, "", error.reason, error.line)]) from None
+    except _UnconvertibleNodeError as error:
+        location = _location_of(error.root, error.node) or ()
+        problem = FixtureProblem(path, _dotted(location), error.reason, _line(error.node))
+        raise FixtureError([problem]) from None
     lines: _Lines = {}
     cuts: list[FixtureProblem] = []
     if node is not None:
@@ -219,9 +228,21 @@ class _UnsafeShapeError(FakeProviderError):
         self.line = line
 
 
-class _DepthLimitedLoader(yaml.SafeLoader):
-    """Stops composing past MAX_FIXTURE_DEPTH: the composer recurses once per level, so
-    deeper input would exhaust the stack, and the pure-Python scanner slows with depth."""
+class _UnconvertibleNodeError(FakeProviderError):
+    """A node whose text its tag's constructor refuses: ``!!int abc``, a 30 February."""
+
+    def __init__(self, node: yaml.Node, reason: str) -> None:
+        super().__init__(reason)
+        self.node = node
+        self.reason = reason
+        self.root: yaml.Node | None = None  # set by _parse, to locate the node
+
+
+class _FixtureLoader(yaml.SafeLoader):
+    """The safe loader, bounded: it stops composing past MAX_FIXTURE_DEPTH (the composer
+    recurses once per level, so deeper input would exhaust the stack, and the pure-Python
+    scanner slows with depth), and a value its constructor refuses is a problem at that
+    node, not a traceback."""
 
     _depth = 0
 
@@ -235,31 +256,69 @@ class _DepthLimitedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            value = super().construct_object(node, deep)
+        except (yaml.YAMLError, FakeProviderError):
+            raise
+        except Exception as error:  # any constructor's failure is the text's fault
+            raise _UnconvertibleNodeError(node, _unconvertible(node, error)) from None
+        if isinstance(value, int) and _too_long_for_text(value):
+            reason = f"an integer of more than {sys.get_int_max_str_digits()} digits"
+            raise _UnconvertibleNodeError(node, reason)
+        return value
+
+
+def _unconvertible(node: yaml.Node, error: Exception) -> str:
+    """Why a node does not convert, e.g. ``'2024-02-30' is not a valid !!timestamp: day is
+    out of range for month``; the constructors' other failures (KeyError, IndexError…) say
+    nothing a fixture author can use, so only the tag is named."""
+    tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+    text = node.value if isinstance(node, yaml.ScalarNode) else f"a {type(node).__name__}"
+    shown = repr(text if len(text) <= 40 else text[:40] + "...")
+    reason = f"{shown} is not a valid {tag}"
+    if isinstance(error, ValueError):
+        reason += ": " + str(error).partition("; use sys.")[0]  # Python's int-digit advice
+    return reason
+
+
+def _too_long_for_text(value: int) -> bool:
+    """An integer Python refuses to write as decimal text (a hexadecimal literal can make
+    one), which would fail when the stream is encoded."""
+    limit = sys.get_int_max_str_digits()
+    # 10**limit has more than 3 * limit bits: only then is the exact test worth its cost.
+    return limit > 0 and value.bit_length() > 3 * limit and abs(value) >= 10**limit
+
 
 def _parse(text: str) -> tuple[yaml.Node | None, Any]:
     """The document's node graph and its data; the graph is checked before it is built."""
-    loader = _DepthLimitedLoader(text)
+    loader = _FixtureLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None, None
         _check_aliases(node)
-        return node, loader.construct_document(node)
+        try:
+            return node, loader.construct_document(node)
+        except _UnconvertibleNodeError as error:
+            error.root = node
+            raise
     finally:
         loader.dispose()
 
 
 def _check_aliases(root: yaml.Node) -> None:
-    """Refuse aliases that make the graph cyclic, too deep, or too large once expanded.
+    """Refuse aliases that make the graph cyclic, too deep, or too large once expanded, in
+    nodes or in bytes of text.
 
     Aliases make the graph a DAG of shared nodes. Size and height are memoized per node,
     so this costs one visit per distinct node however large the expansion; an anchor comes
     before its aliases, so the recursion only descends the composed (depth-limited) tree.
     """
-    shapes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, height)
+    shapes: dict[int, _Shape] = {}
     on_path: set[int] = set()
 
-    def shape(node: yaml.Node, depth: int) -> tuple[int, int]:
+    def shape(node: yaml.Node, depth: int) -> _Shape:
         key = id(node)
         if key in on_path:
             raise _UnsafeShapeError("an alias refers to a node that contains it", _line(node))
@@ -267,21 +326,61 @@ def _check_aliases(root: yaml.Node) -> None:
             on_path.add(key)
             parts = [shape(child, depth + 1) for child in _children(node)]
             on_path.discard(key)
-            shapes[key] = (
-                1 + sum(part_size for part_size, _ in parts),
-                1 + max((part_height for _, part_height in parts), default=0),
+            own_bytes = len(node.value.encode()) if isinstance(node, yaml.ScalarNode) else 0
+            shapes[key] = _Shape(
+                1 + sum(part.nodes for part in parts),
+                1 + max((part.height for part in parts), default=0),
+                own_bytes + sum(part.text_bytes for part in parts),
             )
-        size, height = shapes[key]
-        if depth + height - 1 > MAX_FIXTURE_DEPTH:
+        found = shapes[key]
+        if depth + found.height - 1 > MAX_FIXTURE_DEPTH:
             raise _UnsafeShapeError(_too_deep(), _line(node))
-        return size, height
+        return found
 
-    added = shape(root, 1)[0] - len(shapes)
+    expanded = shape(root, 1)
+    added = expanded.nodes - len(shapes)
     if added > MAX_ALIAS_EXPANSION:
         raise _UnsafeShapeError(
             f"YAML aliases expand the fixture by {added} nodes, more than "
             f"{MAX_ALIAS_EXPANSION} (an alias bomb?)"
         )
+    if expanded.text_bytes > MAX_EXPANDED_BYTES:
+        raise _UnsafeShapeError(
+            f"YAML aliases expand the fixture to {expanded.text_bytes} bytes of text, more "
+            f"than {MAX_EXPANDED_BYTES} (an alias bomb?)"
+        )
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A node once its aliases are expanded: how many nodes, how high, how much text."""
+
+    nodes: int
+    height: int
+    text_bytes: int
+
+
+def _location_of(root: yaml.Node | None, target: yaml.Node) -> Location | None:
+    """Where ``target`` first occurs below ``root``; a mapping key is located at its mapping."""
+    if root is None:
+        return None
+    stack: list[tuple[yaml.Node, Location]] = [(root, ())]
+    seen: set[int] = set()  # aliases share nodes: visit each once
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in reversed(node.value):
+                stack.append((value, (*path, key.value)))
+                if key is target:
+                    return path
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, (*path, n)) for n, item in reversed(list(enumerate(node.value)))]
+    return None
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

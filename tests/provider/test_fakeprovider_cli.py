@@ -6,8 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from conformance.cli import main as conformance_main
 from conformance.options import bundled_fixtures
 from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixture
@@ -163,3 +165,28 @@ def test_the_corpus_validates_without_warnings() -> None:
     result = CliRunner().invoke(main, ["validate", str(bundled_fixtures())])
     assert result.exit_code == 0
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fakeprovider", "validate"],
+        ["fakeprovider", "serve", "--port", "0", "--fixtures"],
+        ["conformance", "validate"],
+        ["conformance", "run", "--fixtures"],
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_a_scalar_that_does_not_convert_is_one_line_everywhere(
+    tmp_path: Path, command: list[str]
+) -> None:
+    path = tmp_path / "bad-date.yaml"
+    path.write_text("attempts:\n  - stream:\n      steps: [{chunk: {created: 2024-02-30}}]\n")
+    program = main if command[0] == "fakeprovider" else conformance_main
+    result = CliRunner().invoke(program, [*command[1:], str(path)])
+    assert result.exit_code in (1, 2)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.splitlines()[0] == (
+        f"{path}:3: attempts[0].stream.steps[0].chunk.created: '2024-02-30' is not a valid "
+        "!!timestamp: day is out of range for month"
+    )

@@ -259,3 +259,68 @@ def test_a_directory_of_hostile_files_reports_one_problem_per_file(tmp_path: Pat
         "unknown-field.json",
         "wrong-type.yaml",
     ]
+
+
+# --- scalars whose tag's constructor refuses them: file:line: field: reason -----------------
+
+CHUNK_AT = "attempts[0].stream.steps[0].chunk"
+
+
+def with_created(value: str) -> str:
+    return f"attempts:\n  - stream:\n      steps:\n        - chunk: {{created: {value}}}\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("2024-02-30", "'2024-02-30' is not a valid !!timestamp: day is out of range for month"),
+        (
+            "!!int 'abc'",
+            "'abc' is not a valid !!int: invalid literal for int() with base 10: 'abc'",
+        ),
+        ("!!float abc", "'abc' is not a valid !!float: could not convert string to float: 'abc'"),
+        ("!!timestamp yesterday", "'yesterday' is not a valid !!timestamp"),
+        ("!!bool maybe", "'maybe' is not a valid !!bool"),
+        ("!!int ''", "'' is not a valid !!int"),
+        (
+            "9" * 5000,
+            f"'{'9' * 40}...' is not a valid !!int: Exceeds the limit (4300 digits) for "
+            "integer string conversion: value has 5000 digits",
+        ),
+        ("0x" + "f" * 5000, "an integer of more than 4300 digits"),
+    ],
+    ids=["impossible-date", "int", "float", "timestamp", "bool", "empty-int", "huge", "huge-hex"],
+)
+def test_a_scalar_that_does_not_convert_is_one_located_problem(
+    tmp_path: Path, value: str, reason: str
+) -> None:
+    path = write(tmp_path, "bad.yaml", with_created(value))
+    assert problems_of(path) == [f"{path}:4: {CHUNK_AT}.created: {reason}"]
+
+
+def test_a_huge_integer_in_a_json_fixture_is_one_located_problem(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "bad.json", '{\n"attempts": [\n{"error": {"status": ' + "7" * 5000 + "}}]}"
+    )
+    (problem,) = problems_of(path)
+    assert problem.startswith(f"{path}:3: attempts[0].error.status: '777")
+
+
+def test_an_unconvertible_key_is_located_at_its_mapping(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.yaml", "attempts:\n  - {!!int x: 1}\n")
+    assert problems_of(path) == [
+        f"{path}:2: attempts[0]: 'x' is not a valid !!int: "
+        + ("invalid literal for int() with base 10: 'x'")
+    ]
+
+
+def test_aliases_that_repeat_long_text_are_measured_in_bytes(tmp_path: Path) -> None:
+    """Few nodes, under the node bound, but 200 times the file's bytes once expanded."""
+    long_text = "x" * 50_000
+    steps = ", ".join(["{raw: *t}"] * 21_000)
+    text = f"t: &t {long_text}\nattempts:\n  - stream:\n      steps: [{steps}]\n"
+    assert len(text) < 500_000
+    path = write(tmp_path, "wide.yaml", text)
+    (problem,) = problems_of(path)
+    assert "YAML aliases expand the fixture to 1050" in problem
+    assert f"bytes of text, more than {MAX_FIXTURE_BYTES} (an alias bomb?)" in problem
