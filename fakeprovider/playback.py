@@ -31,7 +31,6 @@ from .scenario import (
 from .wire import (
     EncodeError,
     WirePlan,
-    Write,
     default_error_object,
     encode_head,
     encode_stream,
@@ -417,7 +416,7 @@ def method_not_allowed(method: str, allowed: str) -> Playback:
 
 
 def _single_write(body: bytes) -> WirePlan:
-    return WirePlan((Write(body),) if body else ())
+    return WirePlan(body)
 
 
 def _check_head(playback: Playback) -> None:

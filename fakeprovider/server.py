@@ -44,6 +44,7 @@ _READ_SIZE = 64 * 1024
 # Connections the kernel may queue before accept(): asyncio's default of 100 makes a burst
 # of a thousand connects (a load test) wait out SYN retransmits, seconds each.
 _LISTEN_BACKLOG = 1024
+_WRITES_PER_TURN = 256  # unpaced writes in a row before a stream lets the others run
 _LINGER_S = 1.0  # how long to drain input before closing on a rejected request
 _log = logging.getLogger(__name__)
 
@@ -329,9 +330,14 @@ class _Connection:
         plan = playback.plan
         try:
             await self._send(playback.head)
-            for write in plan.writes:
-                if not await self._pause(write.delay_ms):
-                    return False
+            for count, write in enumerate(plan.iter_writes(), 1):
+                if write.delay_ms > 0:
+                    if not await self._pause(write.delay_ms):
+                        return False
+                elif count % _WRITES_PER_TURN == 0:
+                    # drain() does not yield while the socket takes every write: without
+                    # this, a body sent byte by byte would hold the loop for seconds.
+                    await asyncio.sleep(0)
                 await self._send(frame_chunk(write.data) if chunked else write.data)
         except ConnectionError:
             return False

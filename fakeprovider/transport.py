@@ -72,13 +72,7 @@ def _timeline(plan: WirePlan, read_timeout_s: float | None, stall_s: float) -> I
     body with a timeout, and a stall lasts exactly the timeout. A clean end right after
     the last write comes with it, as the server logs it before the write that shows it.
     """
-    reads = [_Read(write.delay_ms / 1000, write.data) for write in plan.writes]
-    final = _Read(plan.final_delay_ms / 1000, b"", _PLAN_ENDS[plan.ending])
-    if reads and final == _Read(0.0, b"", "complete"):
-        reads[-1] = reads[-1]._replace(end="complete")
-    else:
-        reads.append(final)
-    for read in reads:
+    for read in _reads(plan):
         if read_timeout_s is not None and read.wait_s > read_timeout_s:
             yield _Read(read_timeout_s, b"", "timed-out")
             return
@@ -86,6 +80,23 @@ def _timeline(plan: WirePlan, read_timeout_s: float | None, stall_s: float) -> I
             yield _Read(stall_s if read_timeout_s is None else read_timeout_s, b"", "stalled")
             return
         yield read
+
+
+def _reads(plan: WirePlan) -> Iterator[_Read]:
+    """One read per write, made as it is reached, and the end: with the last write when
+    nothing comes between them."""
+    final = _Read(plan.final_delay_ms / 1000, b"", _PLAN_ENDS[plan.ending])
+    last: _Read | None = None
+    for write in plan.iter_writes():
+        if last is not None:
+            yield last
+        last = _Read(write.delay_ms / 1000, write.data)
+    if last is not None and final == _Read(0.0, b"", "complete"):
+        yield last._replace(end="complete")
+        return
+    if last is not None:
+        yield last
+    yield final
 
 
 class _PlanStream:

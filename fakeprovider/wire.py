@@ -7,11 +7,13 @@ thin shells that play a :class:`WirePlan`; tests compare plans byte for byte.
 from __future__ import annotations
 
 import email.utils
+import functools
+import heapq
 import itertools
 import json
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Literal
@@ -41,10 +43,14 @@ from .scenario import (
 )
 
 BOM = b"\xef\xbb\xbf"
+MAX_STREAM_BODY_BYTES = 16 * 1024 * 1024
+"""The largest body a stream attempt may encode to: a scenario is bounded in bytes, but
+envelopes and escapes make its body larger than its text."""
 DONE_PAYLOAD = "[DONE]"
 _LINE_ENDINGS = {"lf": b"\n", "cr": b"\r", "crlf": b"\r\n"}
 
 Ending = Literal["close", "reset", "stall", "disconnect"]
+_KEPT_WRITES = 4096  # a plan with fewer cuts keeps its Write objects: at most ~400 KB of them
 
 
 class EncodeError(FakeProviderError, ValueError):
@@ -61,15 +67,43 @@ class Write:
 
 @dataclass(frozen=True)
 class WirePlan:
-    """The body of one stream attempt as ordered writes, and how the body ends."""
+    """The body of one stream attempt, where it is cut into writes, and how it ends.
 
-    writes: tuple[Write, ...]
+    The writes are made as they are iterated (:meth:`iter_writes`), so a body sent one byte
+    per write is held once, its cuts a ``range``, not as a million :class:`Write` objects.
+    """
+
+    body: bytes
+    splits: Sequence[int] = ()
+    """Ascending offsets inside the body where the split mode starts a write."""
+    delays: Mapping[int, float] = field(default_factory=dict)
+    """Body offset -> milliseconds to wait before the write that starts there (a pause
+    always starts a write); the wait after the last byte is ``final_delay_ms``."""
     ending: Ending = "close"
     final_delay_ms: float = 0.0
 
+    def iter_writes(self) -> Iterator[Write]:
+        """The writes in order. A plan of few writes keeps them, made once (a load test
+        plays one plan many times); a larger one makes each when it is reached."""
+        if len(self.splits) + len(self.delays) < _KEPT_WRITES:
+            return iter(self._kept_writes)
+        return self._make_writes()
+
+    @functools.cached_property
+    def _kept_writes(self) -> tuple[Write, ...]:
+        return tuple(self._make_writes())
+
+    def _make_writes(self) -> Iterator[Write]:
+        start = 0
+        for cut in itertools.chain(heapq.merge(self.splits, sorted(self.delays)), [len(self.body)]):
+            if cut > start:  # merged cuts may repeat, and 0 starts no write
+                yield Write(self.body[start:cut], self.delays.get(start, 0.0))
+                start = cut
+
     @property
-    def body(self) -> bytes:
-        return b"".join(write.data for write in self.writes)
+    def writes(self) -> tuple[Write, ...]:
+        """Every write at once: for tests and transcripts, not for playing a large plan."""
+        return tuple(self.iter_writes())
 
 
 # --- payloads ---------------------------------------------------------------------------
@@ -136,13 +170,16 @@ def encode_step(step: Step, framing: Framing, envelope: dict[str, JsonValue] | N
 
 
 def encode_stream(response: StreamResponse) -> WirePlan:
-    """Plan the body of a stream attempt: bytes, write boundaries, pauses, ending."""
+    """Plan the body of a stream attempt: bytes, write boundaries, pauses, ending.
+
+    Raises EncodeError for a body over MAX_STREAM_BODY_BYTES, as soon as it gets there.
+    """
     framing = response.framing
     body = bytearray(BOM if framing.bom else b"")
     step_ends: list[int] = []
     delays: dict[int, float] = {}  # body offset -> wait before the write starting there
     ending: Ending = "close"
-    for step in response.steps:
+    for position, step in enumerate(response.steps):
         match step:
             case PauseStep():
                 delays[len(body)] = delays.get(len(body), 0.0) + step.pause_ms
@@ -156,31 +193,30 @@ def encode_stream(response: StreamResponse) -> WirePlan:
                 ending = "disconnect"
             case _:
                 body += encode_step(step, framing, response.envelope)
+                if len(body) > MAX_STREAM_BODY_BYTES:
+                    raise EncodeError(
+                        f"the body is more than {MAX_STREAM_BODY_BYTES} bytes by step "
+                        f"{position}: a stream attempt encodes to at most that"
+                    )
                 step_ends.append(len(body))
-    cuts = set(_split_offsets(framing, bytes(body), step_ends)) | set(delays)
-    cuts = {cut for cut in cuts if 0 < cut < len(body)}
-    bounds = [0, *sorted(cuts), len(body)]
-    writes = tuple(
-        Write(bytes(body[start:stop]), delays.get(start, 0.0))
-        for start, stop in itertools.pairwise(bounds)
-        if stop > start
-    )
-    return WirePlan(writes, ending, final_delay_ms=delays.get(len(body), 0.0))
+    final_delay_ms = delays.pop(len(body), 0.0)
+    splits = _split_offsets(framing, len(body), step_ends)
+    return WirePlan(bytes(body), splits, delays, ending, final_delay_ms)
 
 
-def _split_offsets(framing: Framing, body: bytes, step_ends: list[int]) -> Iterable[int]:
+def _split_offsets(framing: Framing, length: int, step_ends: list[int]) -> Sequence[int]:
     split = framing.split
     if split.mode == "event":
         return step_ends
     if split.mode == "byte":
-        return range(1, len(body))
+        return range(1, length)
     if split.mode == "fixed":
         assert split.size is not None  # guaranteed by WriteSplit's validator
-        return range(split.size, len(body), split.size)
-    past_end = [offset for offset in split.offsets if offset >= len(body)]
+        return range(split.size, length, split.size)
+    past_end = [offset for offset in split.offsets if offset >= length]
     if past_end:
         raise EncodeError(
-            f"split offset {past_end[0]} is not inside the {len(body)}-byte body "
+            f"split offset {past_end[0]} is not inside the {length}-byte body "
             "(offsets must be between 1 and the body length minus 1)"
         )
     return split.offsets
@@ -296,7 +332,8 @@ def attempt_transcript(
     response = attempt.stream
     plan = encode_stream(response)
     lines = [TranscriptLine("head", encode_head(response.status, stream_headers(response)))]
-    lines += [TranscriptLine(str(n), w.data, w.delay_ms) for n, w in enumerate(plan.writes, 1)]
+    writes = plan.iter_writes()
+    lines += [TranscriptLine(str(n), w.data, w.delay_ms) for n, w in enumerate(writes, 1)]
     lines.append(TranscriptLine("end", delay_ms=plan.final_delay_ms, ending=plan.ending))
     return lines
 

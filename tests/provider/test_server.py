@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -605,3 +606,38 @@ def test_the_socket_carries_exactly_what_fakeprovider_show_prints(server: Server
     chunks = dechunk(body)
     assert b"".join(chunks) == shown.stdout_bytes
     assert all(len(chunk) == 1 for chunk in chunks)  # one write per byte, as scripted
+
+
+def test_a_body_sent_byte_by_byte_lets_other_streams_run_meanwhile() -> None:
+    """drain() does not yield while the socket takes every write: a stream of 100 000
+    one-byte writes held the loop until its end, and a second client waited for all of it."""
+    byte_by_byte = (
+        build.ScenarioBuilder("bytes").attempt(build.stream().split("byte").raw("x" * 100_000))
+    ).build()
+    short = build.ScenarioBuilder("short").attempt(build.stream().text("hi").done()).build()
+    with (
+        ServerThread(ScenarioRegistry([byte_by_byte, short])) as running,
+        socket.create_connection(("127.0.0.1", running.port), timeout=10) as long_client,
+    ):
+        long_client.sendall(post_bytes("/bytes/v1/chat/completions"))
+        assert long_client.recv(1)  # the long stream has begun
+        drained = threading.Thread(target=_read_to_the_end, args=(long_client,))
+        drained.start()
+        short_answer = b"".join(
+            data
+            for _, data in exchange(
+                running.port,
+                post_bytes("/short/v1/chat/completions", extra="Connection: close\r\n"),
+            )
+        )
+        still_sending = ended(running, "bytes")
+        long_client.shutdown(socket.SHUT_RDWR)
+        drained.join()
+    assert split_response(short_answer)[0] == "HTTP/1.1 200 OK"
+    assert still_sending == ["pending"]
+
+
+def _read_to_the_end(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while sock.recv(65536):
+            pass

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.scenario import StreamResponse
 from fakeprovider.wire import (
+    MAX_STREAM_BODY_BYTES,
     EncodeError,
     Write,
     encode_head,
@@ -100,6 +102,36 @@ def test_pause_cuts_even_in_fixed_mode() -> None:
 def test_offset_past_the_end_is_a_clear_error() -> None:
     with pytest.raises(EncodeError, match="split offset 99 is not inside the 9-byte body"):
         encode_stream(plan_of(stream().split("offsets", offsets=[99]).raw("a")))
+
+
+def test_pauses_at_the_start_and_end_and_a_byte_split_make_the_same_writes_as_ever() -> None:
+    plan = encode_stream(plan_of(stream().split("byte").pause(4).raw("a").pause(6)))
+    assert plan.writes[0] == Write(b"d", 4.0)
+    assert b"".join(write.data for write in plan.writes) == b"data: a\n\n" == plan.body
+    assert len(plan.writes) == len(plan.body)
+    assert plan.final_delay_ms == 6.0
+
+
+def test_a_body_sent_byte_by_byte_is_held_once_not_as_a_write_per_byte() -> None:
+    response = plan_of(stream().split("byte").raw("x" * 1_000_000))
+    tracemalloc.start()
+    try:
+        plan = encode_stream(response)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(plan.body) > 1_000_000
+    assert held < 3 * len(plan.body)  # a Write per byte held 125 times the body
+
+
+def test_a_body_over_the_cap_is_an_encode_error_naming_it() -> None:
+    piece = "x" * (1024 * 1024)
+    response = plan_of(stream().raw(piece).raw(piece).split("event"))
+    assert len(encode_stream(response).body) < MAX_STREAM_BODY_BYTES
+    too_large = plan_of(stream().raw(piece * 8).raw(piece * 8).raw("never encoded"))
+    message = f"the body is more than {MAX_STREAM_BODY_BYTES} bytes by step 1"
+    with pytest.raises(EncodeError, match=message):
+        encode_stream(too_large)
 
 
 def test_stall_and_explicit_end() -> None:
