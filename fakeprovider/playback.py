@@ -11,8 +11,10 @@ import dataclasses
 import functools
 import json
 import re
+import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -223,18 +225,77 @@ def prepare(
     return playback
 
 
-# A load test replays one attempt for every request, and encoding a stream costs more than
-# sending it (2.7 times, for 200 chunks): a stream attempt's playback is kept while the
-# attempt lives, keyed by identity (attempts are frozen models, so it cannot go stale; most
-# are unhashable, holding lists).
-_STREAM_PLAYBACKS: dict[int, tuple[weakref.ref[StreamAttempt], Playback]] = {}
+class _PlaybackCache:
+    """Stream playbacks by attempt, the least recently played dropped past ``max_bytes``.
+
+    A load test replays one attempt for every request, and encoding a stream costs more
+    than sending it (2.7 times, for 200 chunks). Keyed by identity (attempts are frozen
+    models, so an entry cannot go stale; most are unhashable, holding lists) while the
+    attempt lives: a weak reference tells a reused id apart, and its callback only queues
+    the key, since it may run in the middle of another thread's lookup.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[int, tuple[weakref.ref[StreamAttempt], Playback]] = OrderedDict()
+        self._bytes = 0
+        self._dead: list[int] = []  # keys whose attempt is gone
+
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
+
+    def get(self, attempt: StreamAttempt) -> Playback | None:
+        key = id(attempt)
+        with self._lock:
+            self._drop_dead()
+            entry = self._entries.get(key)
+            if entry is None or entry[0]() is not attempt:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, attempt: StreamAttempt, playback: Playback) -> None:
+        key = id(attempt)
+        with self._lock:
+            self._drop_dead()
+            self._discard(key)
+            self._entries[key] = (weakref.ref(attempt, self._queue_dead(key)), playback)
+            self._bytes += _held_bytes(playback)
+            while self._bytes > self.max_bytes and len(self._entries) > 1:
+                self._discard(next(iter(self._entries)))
+
+    def _queue_dead(self, key: int) -> Callable[[object], None]:
+        return lambda _: self._dead.append(key)
+
+    def _drop_dead(self) -> None:
+        while self._dead:
+            key = self._dead.pop()
+            entry = self._entries.get(key)
+            if entry is not None and entry[0]() is None:
+                self._discard(key)
+
+    def _discard(self, key: int) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= _held_bytes(entry[1])
+
+
+def _held_bytes(playback: Playback) -> int:
+    # The body, and as much again for the writes a plan of few writes keeps.
+    return 2 * len(playback.plan.body)
+
+
+MAX_CACHED_PLAYBACK_BYTES = 64 * 1024 * 1024
+"""Bytes of encoded stream bodies kept for replay; past it the least recently played go."""
+_STREAM_PLAYBACKS = _PlaybackCache(MAX_CACHED_PLAYBACK_BYTES)
 
 
 def _stream_playback(attempt: StreamAttempt) -> Playback:
-    key = id(attempt)
-    cached = _STREAM_PLAYBACKS.get(key)
-    if cached is not None and cached[0]() is attempt:
-        return cached[1]
+    cached = _STREAM_PLAYBACKS.get(attempt)
+    if cached is not None:
+        return cached
     response = attempt.stream
     try:
         plan = encode_stream(response)
@@ -245,13 +306,8 @@ def _stream_playback(attempt: StreamAttempt) -> Playback:
         plan = dataclasses.replace(plan, ending="close")
     headers = stream_headers(response)
     playback = Playback(response.status, tuple(headers), plan, response.framing.transfer)
-    forget = functools.partial(_forget_playback, key)
-    _STREAM_PLAYBACKS[key] = (weakref.ref(attempt, forget), playback)
+    _STREAM_PLAYBACKS.put(attempt, playback)
     return playback
-
-
-def _forget_playback(key: int, _: object) -> None:
-    _STREAM_PLAYBACKS.pop(key, None)
 
 
 def check_playable(scenario: Scenario) -> None:
@@ -349,12 +405,13 @@ def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
     """The scenario a PUT body describes, or the error that says why it is not one."""
     try:
         data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        return error_playback(400, f"the body is not JSON: {error}")
+    except (ValueError, RecursionError) as error:  # ValueError: also an int of 5 000 digits
+        reason = str(error).partition("; use sys.")[0]  # Python's advice to raise the limit
+        return error_playback(400, f"the body is not JSON: {reason}")
     if not isinstance(data, dict):
         return error_playback(422, "the body must be a JSON object (a scenario)")
     if data.setdefault("id", scenario_id) != scenario_id:
-        message = f"the body's id {data['id']!r} differs from the URL's {scenario_id!r}"
+        message = f"the body's id {_shown(data['id'])} differs from the URL's {scenario_id!r}"
         return error_playback(422, message)
     try:
         scenario = Scenario.model_validate(data)
@@ -366,12 +423,30 @@ def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
     return scenario
 
 
+MAX_LISTED_PROBLEMS = 20
+"""Problems an invalid scenario's error message lists; the rest are counted."""
+_MAX_SHOWN_CHARS = 200  # of a value or field path quoted in an error message
+
+
 def _describe_validation_error(error: ValidationError) -> str:
-    problems = [
-        f"{'.'.join(str(part) for part in problem['loc']) or '(scenario)'}: {problem['msg']}"
-        for problem in error.errors(include_url=False)
+    problems = error.errors(include_url=False, include_input=False)
+    listed = [
+        _shortened(".".join(str(part) for part in problem["loc"]) or "(scenario)")
+        + f": {problem['msg']}"
+        for problem in problems[:MAX_LISTED_PROBLEMS]
     ]
-    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(problems)
+    if len(problems) > MAX_LISTED_PROBLEMS:
+        listed.append(f"and {len(problems) - MAX_LISTED_PROBLEMS} more")
+    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(listed)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= _MAX_SHOWN_CHARS else text[:_MAX_SHOWN_CHARS] + "..."
+
+
+def _shown(value: object) -> str:
+    """``value`` quoted for an error message, cut short: a client's data is echoed bounded."""
+    return _shortened(repr(value))
 
 
 # --- responses the shells and the control API build ----------------------------------------
@@ -400,10 +475,10 @@ def unknown_scenario(scenario_id: str) -> Playback:
 
 
 def no_route(path: str) -> Playback:
-    shown = path if len(path) <= 200 else path[:200] + "..."
     return error_playback(
         404,
-        f"no route for {shown!r}; scenarios answer at /{{scenario-id}}/v1/chat/completions "
+        f"no route for {_shortened(path)!r}; "
+        "scenarios answer at /{scenario-id}/v1/chat/completions "
         f"(ids match {SCENARIO_ID_PATTERN}) and at /v1/chat/completions with an "
         f"{SCENARIO_HEADER} header or a model of '{DEFAULT_MODEL_PREFIX}<id>'",
     )

@@ -260,7 +260,10 @@ class _Connection:
         )
         if answer is not None:
             return await self._play(answer)
-        control = answer_control(
+        # In a worker thread: validating a 10 MiB upload or writing out a long request log
+        # takes seconds, during which the loop's streams would stand still.
+        control = await asyncio.to_thread(
+            answer_control,
             self._registry,
             method=request.method,
             path=request.path,

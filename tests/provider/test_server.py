@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import socket
@@ -20,10 +21,11 @@ from conformance.options import bundled_fixtures
 from fakeprovider import build
 from fakeprovider.cli import main as cli_main
 from fakeprovider.fixtures import load_fixture
+from fakeprovider.playback import MAX_LISTED_PROBLEMS
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
-from fakeprovider.wire import encode_stream
+from fakeprovider.wire import MAX_STREAM_BODY_BYTES, encode_stream
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -257,6 +259,39 @@ def test_put_registers_a_scenario_and_get_returns_it(
             422,
             "header",
         ),
+        (
+            b'{"attempts": [{"fault": "reset"}], "title": ' + b"9" * 5000 + b"}",
+            400,
+            "not JSON: Exceeds the limit (4300 digits) for integer string conversion",
+        ),
+        (  # ensure_ascii writes each of these 4-byte characters as 12 bytes
+            json.dumps(
+                {
+                    "attempts": [
+                        {
+                            "stream": {
+                                "framing": {"ensure_ascii": True},
+                                "steps": [{"chunk": {"c": "\U0001f600" * 1_500_000}}],
+                            }
+                        }
+                    ]
+                },
+                ensure_ascii=False,
+            ).encode(),
+            422,
+            f"the body is more than {MAX_STREAM_BODY_BYTES} bytes by step 0",
+        ),
+    ],
+    ids=[
+        "not-json",
+        "not-an-object",
+        "other-id",
+        "bad-fault",
+        "unknown-field",
+        "split-past-the-body",
+        "header-not-latin-1",
+        "int-of-5000-digits",
+        "body-over-the-cap",
     ],
 )
 def test_put_rejects_bad_scenarios_readably(
@@ -270,6 +305,30 @@ def test_put_rejects_bad_scenarios_readably(
     assert message_part in error["message"]
     assert "Traceback" not in response.text
     assert "bad-put" not in server.registry.ids()
+
+
+def test_an_upload_of_many_invalid_steps_gets_a_short_error(
+    server: ServerThread, client: httpx.Client
+) -> None:
+    steps = [{"pause_ms": -1}] * 200_000
+    body = json.dumps({"attempts": [{"stream": {"steps": steps}}]}).encode()
+    assert len(body) > 3 * 1024 * 1024
+
+    response = client.put(f"{server.root_url}/_scenarios/many-bad", content=body, timeout=30)
+
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert message.startswith("invalid scenario (200000 problem(s)): ")
+    assert message.count("greater than or equal to 0") == MAX_LISTED_PROBLEMS
+    assert message.endswith(f"; and {200_000 - MAX_LISTED_PROBLEMS} more")
+    assert len(response.content) < 5000  # it was 19 MiB for 3.4 MiB of steps
+
+
+def test_an_echoed_id_is_cut_short(server: ServerThread, client: httpx.Client) -> None:
+    scenario = {"id": "x" * 1_000_000, "attempts": [{"fault": "reset"}]}
+    response = client.put(f"{server.root_url}/_scenarios/echo", json=scenario)
+    assert response.status_code == 422
+    assert len(response.content) < 1000
 
 
 def test_a_replaced_scenario_plays_its_new_bytes(server: ServerThread, register: Register) -> None:
@@ -641,3 +700,29 @@ def _read_to_the_end(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         while sock.recv(65536):
             pass
+
+
+def test_a_long_upload_validation_lets_streams_play_meanwhile() -> None:
+    paced = build.stream().role()
+    for _ in range(20):
+        paced = paced.pause(10).text("x")
+    scenario = build.ScenarioBuilder("paced").attempt(paced.done()).build()
+    invalid = json.dumps({"attempts": [{"stream": {"steps": [{"pause_ms": -1}] * 200_000}}]})
+    with ServerThread(ScenarioRegistry([scenario])) as running:
+
+        def upload() -> float:
+            with httpx.Client(timeout=30) as uploader:
+                uploader.put(f"{running.root_url}/_scenarios/slow", content=invalid.encode())
+            return time.monotonic()
+
+        with socket.create_connection(("127.0.0.1", running.port), timeout=30) as streaming:
+            streaming.sendall(
+                post_bytes("/paced/v1/chat/completions", extra="Connection: close\r\n")
+            )
+            assert streaming.recv(1)  # the paced stream has begun
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                answered = pool.submit(upload)
+                _read_to_the_end(streaming)
+                stream_ended = time.monotonic()
+                upload_answered = answered.result()
+    assert stream_ended < upload_answered  # the stream did not wait for the validation
