@@ -381,8 +381,9 @@ def _scenario_json(registry: ScenarioRegistry, scenario_id: str) -> Playback:
 
 
 def _request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:
-    records = registry.requests(scenario_id)
-    return json_playback(200, {"requests": [r.model_dump(mode="json") for r in records]})
+    log = registry.request_log(scenario_id)
+    records: list[JsonValue] = [record.model_dump(mode="json") for record in log.records]
+    return json_playback(200, {"requests": records, "dropped": log.dropped})
 
 
 def _clear_request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:

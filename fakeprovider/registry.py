@@ -11,9 +11,10 @@ import asyncio
 import base64
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,10 +50,37 @@ class RequestRecord(BaseModel):
     ended: HowEnded = "pending"
 
 
-@dataclass
+MAX_LOGGED_REQUESTS = 10_000
+"""The request log keeps the records of the latest this many requests, of all scenarios."""
+MAX_LOGGED_BYTES = 16 * 1024 * 1024
+"""...and at most this many bytes of them (path, header names and values, body, as
+received); the oldest records are dropped first, but never the latest one."""
+
+
+class RequestLog(NamedTuple):
+    """A scenario's request log as it stands."""
+
+    records: list[RequestRecord]
+    dropped: int
+    """Records of the scenario dropped to keep the log in its bounds since it was cleared."""
+
+
+@dataclass(eq=False)
+class _Logged:
+    """A record in the log, as the registry tracks it across scenarios."""
+
+    record: RequestRecord
+    size: int
+    state: _ScenarioState
+    live: bool = True  # False once dropped, cleared or its scenario replaced
+
+
+@dataclass(eq=False)
 class _ScenarioState:
     scenario: Scenario
-    requests: list[RequestRecord] = field(default_factory=list)
+    log: deque[_Logged] = field(default_factory=deque)
+    attempts: int = 0  # requests since the log was cleared: the next one is attempt + 1
+    dropped: int = 0
 
 
 class UnknownScenarioError(FakeProviderError, KeyError):
@@ -68,18 +96,28 @@ class ScenarioRegistry:
     def __init__(self, scenarios: Iterable[Scenario] = ()) -> None:
         self._lock = threading.Lock()
         self._states: dict[str, _ScenarioState] = {}
+        # Every scenario's records in arrival order, the oldest first. Records cleared
+        # meanwhile stay until they reach the front, or until they outnumber the rest.
+        self._arrivals: deque[_Logged] = deque()
+        self._cleared = 0  # entries of _arrivals no longer live
+        self._logged_bytes = 0  # of the live records
         for scenario in scenarios:
             self.register(scenario)
 
     def register(self, scenario: Scenario) -> None:
         """Add or replace a scenario; replacing one also clears its request log."""
         with self._lock:
+            replaced = self._states.get(scenario.id)
+            if replaced is not None:
+                self._forget_log(replaced)
             self._states[scenario.id] = _ScenarioState(scenario)
 
     def remove(self, scenario_id: str) -> None:
         """Forget a scenario and its request log (a generated case, once judged)."""
         with self._lock:
-            self._states.pop(scenario_id, None)
+            removed = self._states.pop(scenario_id, None)
+            if removed is not None:
+                self._forget_log(removed)
 
     def ids(self) -> list[str]:
         with self._lock:
@@ -99,37 +137,49 @@ class ScenarioRegistry:
         body: bytes,
     ) -> tuple[int, StreamAttempt | ErrorAttempt | FaultAttempt]:
         """Log a request and return its attempt number and the attempt that answers it."""
+        size = len(path) + sum(len(name) + len(value) for name, value in headers) + len(body)
         with self._lock:
             state = self._state(scenario_id)
-            number = len(state.requests) + 1
-            state.requests.append(
-                RequestRecord(
-                    scenario=scenario_id,
-                    attempt=number,
-                    method=method,
-                    path=path,
-                    headers=headers,
-                    body=body.decode("utf-8", errors="replace"),
-                    body_base64=base64.b64encode(body).decode("ascii"),
-                    received_at=time.time(),
-                )
+            state.attempts += 1
+            record = RequestRecord(
+                scenario=scenario_id,
+                attempt=state.attempts,
+                method=method,
+                path=path,
+                headers=headers,
+                body=body.decode("utf-8", errors="replace"),
+                body_base64=base64.b64encode(body).decode("ascii"),
+                received_at=time.time(),
             )
-            return number, state.scenario.attempt(number)
+            logged = _Logged(record, size, state)
+            state.log.append(logged)
+            self._arrivals.append(logged)
+            self._logged_bytes += size
+            self._drop_oldest()
+            return state.attempts, state.scenario.attempt(state.attempts)
 
     def end_request(self, scenario_id: str, attempt: int, how: HowEnded) -> None:
         with self._lock:
             state = self._states.get(scenario_id)
-            if state is None or attempt > len(state.requests):
-                return  # the log was cleared while the response was being written
-            record = state.requests[attempt - 1]
-            if record.ended == "pending":
-                state.requests[attempt - 1] = record.model_copy(
+            if state is None or not state.log:
+                return
+            position = attempt - state.log[0].record.attempt
+            if not 0 <= position < len(state.log):
+                return  # dropped, or the log was cleared while the response was written
+            logged = state.log[position]
+            if logged.record.ended == "pending":
+                logged.record = logged.record.model_copy(
                     update={"ended": how, "ended_at": time.time()}
                 )
 
     def requests(self, scenario_id: str) -> list[RequestRecord]:
+        return self.request_log(scenario_id).records
+
+    def request_log(self, scenario_id: str) -> RequestLog:
+        """The records kept and how many were dropped (MAX_LOGGED_REQUESTS, MAX_LOGGED_BYTES)."""
         with self._lock:
-            return list(self._state(scenario_id).requests)
+            state = self._state(scenario_id)
+            return RequestLog([logged.record for logged in state.log], state.dropped)
 
     async def settled(self, scenario_id: str, *, within_s: float = 1.0) -> list[RequestRecord]:
         """The request log once every connection has recorded how it ended (or within_s passed).
@@ -148,10 +198,36 @@ class ScenarioRegistry:
     def clear_requests(self, scenario_id: str) -> None:
         """Forget the request log, so the next request is attempt 1 again."""
         with self._lock:
-            self._state(scenario_id).requests.clear()
+            state = self._state(scenario_id)
+            self._forget_log(state)
+            state.attempts = state.dropped = 0
 
     def _state(self, scenario_id: str) -> _ScenarioState:
         try:
             return self._states[scenario_id]
         except KeyError:
             raise UnknownScenarioError(scenario_id) from None
+
+    def _forget_log(self, state: _ScenarioState) -> None:
+        for logged in state.log:
+            logged.live = False
+            self._logged_bytes -= logged.size
+        self._cleared += len(state.log)
+        state.log.clear()
+        if self._cleared > len(self._arrivals) // 2:  # amortized: as many were cleared
+            self._arrivals = deque(logged for logged in self._arrivals if logged.live)
+            self._cleared = 0
+
+    def _drop_oldest(self) -> None:
+        """Drop the oldest records past either bound, but never the latest one."""
+        while len(self._arrivals) > MAX_LOGGED_REQUESTS or (
+            self._logged_bytes > MAX_LOGGED_BYTES and len(self._arrivals) > 1
+        ):
+            oldest = self._arrivals.popleft()
+            if not oldest.live:
+                self._cleared -= 1
+                continue
+            oldest.live = False  # the oldest of its scenario's log too
+            oldest.state.log.popleft()
+            oldest.state.dropped += 1
+            self._logged_bytes -= oldest.size

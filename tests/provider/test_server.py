@@ -22,7 +22,7 @@ from fakeprovider import build
 from fakeprovider.cli import main as cli_main
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.playback import MAX_LISTED_PROBLEMS
-from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.registry import MAX_LOGGED_REQUESTS, ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
 from fakeprovider.wire import MAX_STREAM_BODY_BYTES, encode_stream
@@ -211,6 +211,24 @@ def test_request_log_counts_attempts_and_delete_resets_it(
 
     assert client.delete(f"{server.root_url}/_scenarios/counted/requests").status_code == 204
     assert client.post(url, json={}).status_code == 500  # attempt 1 again
+
+
+def test_the_request_log_keeps_its_bound_and_says_how_many_it_dropped(
+    client: httpx.Client,
+) -> None:
+    scenario = make_scenario("busy", {"stream": {"steps": ["done"]}})
+    with ServerThread(ScenarioRegistry([scenario])) as private:
+        for _ in range(MAX_LOGGED_REQUESTS):
+            private.registry.begin_request(
+                "busy", method="POST", path="/busy/v1", headers=[], body=b"{}"
+            )
+        client.post(private.base_url("busy") + "/chat/completions", json={"last": True})
+        log = client.get(f"{private.root_url}/_scenarios/busy/requests").json()
+
+    assert log["dropped"] == 1
+    assert len(log["requests"]) == MAX_LOGGED_REQUESTS
+    assert json.loads(log["requests"][-1]["body"]) == {"last": True}
+    assert log["requests"][-1]["attempt"] == MAX_LOGGED_REQUESTS + 1
 
 
 def test_put_registers_a_scenario_and_get_returns_it(
