@@ -27,7 +27,7 @@ HowEnded = Literal[
     "reset",  # the script aborted the connection
     "closed",  # the script closed the connection before the response was complete
     "stalled",  # the script stalled; the client gave up or the server shut down
-    "client-disconnected",  # the client went away mid-response
+    "client-disconnected",  # the client went away mid-response (a write failed, or it reset)
 ]
 
 _SETTLED_POLL_S = 0.02  # how often settled() looks at the log again

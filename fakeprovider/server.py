@@ -157,7 +157,12 @@ class _Connection:
         self._reader = reader
         self._writer = writer
         self._unparsed = bytearray()  # bytes read ahead of the request being parsed
+        # TCP cannot tell a client that half-closed (and still reads) from one that left:
+        # both send FIN. So the end of input ends only a stall, which writes nothing that
+        # could fail; a reset, or a write failing, is a client gone.
+        self._input_ended = asyncio.Event()
         self._peer_gone = asyncio.Event()
+        self._input_discarded = False  # read ahead past the bound: no next request to parse
         self._pausing: asyncio.Future[None] | None = None  # the pause under way, if any
 
     async def run(self) -> None:
@@ -195,7 +200,7 @@ class _Connection:
             return False
         if request is None:
             return False
-        return await self._respond(request) and request.keep_alive
+        return await self._respond(request) and request.keep_alive and not self._input_discarded
 
     # --- reading ------------------------------------------------------------------------
 
@@ -218,7 +223,7 @@ class _Connection:
                 parser.receive_data(await self._receive())
             elif isinstance(event, h11.Request):
                 head = event
-                self._check_declared_length(event)
+                self._check_framing(event)
                 if parser.they_are_waiting_for_100_continue:
                     await self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
             elif isinstance(event, h11.Data):
@@ -238,7 +243,13 @@ class _Connection:
         except ConnectionError:
             return b""  # h11 reads an empty receive as the end of the connection
 
-    def _check_declared_length(self, head: h11.Request) -> None:
+    def _check_framing(self, head: h11.Request) -> None:
+        names = {name for name, _ in head.headers}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            # RFC 9112 §6.3: the body's end is uncertain, so must the connection's be.
+            raise _RequestRejectedError(
+                400, "malformed HTTP request: both Content-Length and Transfer-Encoding"
+            )
         for name, value in head.headers:
             if name == b"content-length" and int(value) > self._server.max_body_bytes:
                 raise _RequestRejectedError(413, self._too_large())
@@ -347,14 +358,16 @@ class _Connection:
         return await self._pause(plan.final_delay_ms)
 
     async def _stall(self, end: Callable[[HowEnded], None]) -> None:
-        """Keep the connection open, silent, until the client leaves or the server stops."""
+        """Keep the connection open, silent, until the client's input ends or the server
+        stops (a stall writes nothing, so input's end is all that tells a client gone)."""
         try:
-            await self._peer_gone.wait()
+            await self._input_ended.wait()
         finally:
             end("stalled")
 
     async def _pause(self, delay_ms: float) -> bool:
-        """Wait ``delay_ms``; False if the client went away meanwhile (which ends the wait).
+        """Wait ``delay_ms``; False if the client reset the connection meanwhile (which ends
+        the wait). One that only closed its side is still read to; a write tells if it left.
 
         A bare future and timer, as ``asyncio.sleep`` has: a pause precedes every write of a
         paced stream, and a timeout context around an event wait costs 1.4 times as much,
@@ -382,15 +395,25 @@ class _Connection:
             await asyncio.wait([watcher])  # unlike awaiting it, keeps our own cancellation
 
     async def _watch_peer(self) -> None:
-        # Bytes a client sends meanwhile belong to its next request; keep a bounded amount.
-        while len(self._unparsed) <= self._server.max_body_bytes:
-            data = await self._receive()
-            if not data:
+        """Read to the end of input. Bytes a client sends meanwhile belong to its next
+        request: they are kept up to the body bound, and past it discarded (the connection
+        then ends with this response), so that a client's leaving is seen however much it
+        sent."""
+        while True:
+            try:
+                data = await self._reader.read(_READ_SIZE)
+            except ConnectionError:
                 self._peer_gone.set()
                 if self._pausing is not None:
                     _settle(self._pausing)
+                data = b""
+            if not data:
+                self._input_ended.set()
                 return
-            self._unparsed += data
+            if len(self._unparsed) <= self._server.max_body_bytes:
+                self._unparsed += data
+            else:
+                self._input_discarded = True
 
     # --- writing and closing ------------------------------------------------------------
 

@@ -6,7 +6,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import select
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -445,15 +447,76 @@ def test_fault_attempts_fail_before_any_response_byte(
     assert client.get(f"{server.root_url}/_health").status_code == 200
 
 
-def test_a_client_leaving_during_a_pause_is_logged(
+def test_a_client_resetting_during_a_pause_is_logged_at_once(
     server: ServerThread, register: Register
 ) -> None:
-    register("left", {"stream": {"steps": [TEXT_STEPS[0], {"pause_ms": 5000}, "done"]}})
+    register("reset-left", {"stream": {"steps": [TEXT_STEPS[0], {"pause_ms": 5000}, "done"]}})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(post_bytes("/reset-left/v1/chat/completions"))
+        sock.recv(65536)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    wait_until(lambda: ended(server, "reset-left") == ["client-disconnected"])
+
+
+def test_a_client_closing_during_a_pause_is_logged_at_the_next_write(
+    server: ServerThread, register: Register
+) -> None:
+    """Its FIN is all a half-closing client sends too: the pause plays on, and the writes
+    after it, which the closed socket answers with RST, tell the two apart."""
+    steps = [TEXT_STEPS[0], {"pause_ms": 300}, TEXT_STEPS[1], TEXT_STEPS[1], "done"]
+    register("left", {"stream": {"steps": steps}})
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
         sock.sendall(post_bytes("/left/v1/chat/completions"))
         sock.recv(65536)
 
+    assert ended(server, "left") == ["pending"]
     wait_until(lambda: ended(server, "left") == ["client-disconnected"])
+
+
+def test_a_client_that_half_closes_gets_the_whole_stream(
+    server: ServerThread, register: Register
+) -> None:
+    steps = [TEXT_STEPS[0], {"pause_ms": 50}, TEXT_STEPS[1], "done"]
+    scenario = register("half-closed", {"stream": {"steps": steps}})
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(post_bytes("/half-closed/v1/chat/completions"))
+        sock.shutdown(socket.SHUT_WR)
+        while data := sock.recv(65536):
+            received += data
+
+    _, _, body = split_response(received)
+    assert dechunk(body) == [write.data for write in encode_stream(attempt.stream).writes]
+    assert ended(server, "half-closed") == ["complete"]
+
+
+def test_a_client_that_fills_a_stall_with_input_and_leaves_is_noticed() -> None:
+    """Past the body bound the server read no more, so it never saw the client leave: the
+    socket stayed in CLOSE-WAIT and the request pending until the server stopped."""
+    stalled = make_scenario("stalled", {"fault": "stall"})
+    with ServerThread(ScenarioRegistry([stalled])) as private:
+        with socket.create_connection(("127.0.0.1", private.port), timeout=5) as sock:
+            sock.sendall(post_bytes("/stalled/v1/chat/completions"))
+            wait_until(lambda: ended(private, "stalled") == ["pending"])
+            sent = _push_until_refused(sock, 12 * 1024 * 1024)
+        wait_until(lambda: ended(private, "stalled") == ["stalled"])
+    assert sent > 10 * 1024 * 1024
+
+
+def _push_until_refused(sock: socket.socket, total: int) -> int:
+    """Send up to ``total`` bytes, stopping when the peer has taken none for a while."""
+    piece = b"x" * 65536
+    sent = 0
+    sock.setblocking(False)
+    while sent < total:
+        _, writable, _ = select.select([], [sock], [], 1.0)
+        if not writable:
+            break
+        sent += sock.send(piece)
+    return sent
 
 
 def test_stopping_does_not_wait_for_stalled_connections() -> None:
@@ -500,6 +563,23 @@ def test_malformed_requests_get_a_json_error(
 
     assert_json_error(raw, status)
     assert client.get(f"{server.root_url}/_health").status_code == 200
+
+
+def test_content_length_with_transfer_encoding_is_refused_and_the_connection_closed(
+    server: ServerThread, register: Register
+) -> None:
+    register("framed", {"stream": {"steps": TEXT_STEPS}})
+    smuggled = (
+        b"POST /framed/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+    )
+    pipelined = b"GET /_health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    raw = b"".join(data for _, data in exchange(server.port, smuggled + pipelined))
+
+    error = assert_json_error(raw, 400)
+    assert "both Content-Length and Transfer-Encoding" in error["message"]
+    assert raw.count(b"HTTP/1.1 ") == 1  # the pipelined request is not answered
+    assert server.registry.requests("framed") == []
 
 
 @pytest.mark.parametrize(
