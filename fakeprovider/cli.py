@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from .errors import FakeProviderError
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
+from .hosts import is_loopback
+from .listening import ListeningServer
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
 from .recording import DEFAULT_MIN_PAUSE_MS
@@ -33,9 +38,102 @@ def main() -> None:
     """A scriptable fake OpenAI-compatible SSE provider."""
 
 
+EXIT_COULD_NOT_START = 3
+"""The exit status when a server cannot listen (a port in use), as ``conformance``'s."""
+
+
+class _CouldNotListenError(FakeProviderError):
+    """A server could not bind its address (a port in use, an address not this machine's)."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _binding_options(command: F) -> F:
+    """``--host`` and ``--allow-remote``, shared by the commands that listen."""
+    command = click.option(
+        "--allow-remote",
+        is_flag=True,
+        help="Allow a --host that is not loopback (0.0.0.0, a LAN address or a name): "
+        "other machines can then reach the server, which has no authentication.",
+    )(command)
+    return click.option(
+        "--host",
+        default="127.0.0.1",
+        show_default=True,
+        help="Address to bind; one that is not loopback needs --allow-remote.",
+    )(command)
+
+
+def _check_binding(host: str, allow_remote: bool) -> None:
+    """Refuse a non-loopback address without --allow-remote; warn with it."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise click.BadParameter(
+            f"{host!r} is not a loopback address: other machines could reach the server, "
+            "which has no authentication; add --allow-remote to listen there anyway",
+            param_hint="'--host'",
+        )
+    click.echo(
+        f"warning: listening on {host}, which other machines may reach; the server has no "
+        "authentication",
+        err=True,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _listening(server: ListeningServer, host: str, port: int) -> AsyncIterator[None]:
+    """``server`` started and, at the end, stopped; _CouldNotListenError if it cannot bind."""
+    try:
+        await server.start()
+    except OSError as error:
+        await server.stop()
+        shown = f"[{host}]" if ":" in host else host
+        # asyncio words it "error while attempting to bind on address ...: ..."; the
+        # errno's own text is the reason, the address is said once.
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise _CouldNotListenError(f"cannot listen on {shown}:{port}: {reason}") from None
+    try:
+        yield
+    finally:
+        await server.stop()
+
+
+async def _until_signalled() -> None:
+    """Wait for SIGINT or SIGTERM.
+
+    Handled explicitly: a SIGINT ignored by the parent (a shell's background job) stays
+    ignored in the child, and SIGTERM's default would end the process without stopping the
+    server (a recording proxy saves the exchanges in flight when it stops).
+    """
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopped.set)
+    await stopped.wait()
+
+
+def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serving)
+    except _CouldNotListenError as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(EXIT_COULD_NOT_START)
+
+
 @main.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@_binding_options
 @click.option("--port", default=8765, show_default=True, help="Port; 0 picks a free one.")
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A Host name the control API also answers to (repeatable; '*' for any). It answers "
+    "to localhost, IP addresses and the --host name: a defence against DNS rebinding.",
+)
 @click.option(
     "--fixtures",
     "fixture_dirs",
@@ -49,32 +147,40 @@ def main() -> None:
     show_default=True,
     help="At /v1/chat/completions, a request whose model is PREFIX<id> plays scenario <id>.",
 )
-def serve(host: str, port: int, fixture_dirs: tuple[Path, ...], model_prefix: str) -> None:
+def serve(
+    host: str,
+    allow_remote: bool,
+    port: int,
+    allowed_hosts: tuple[str, ...],
+    fixture_dirs: tuple[Path, ...],
+    model_prefix: str,
+) -> None:
     """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions.
 
     A gateway with one upstream base URL (http://HOST:PORT/v1) selects a scenario with an
-    x-scenario-id header or a model of PREFIX<id>.
+    x-scenario-id header or a model of PREFIX<id>. The control API (/_scenarios) has no
+    authentication. Exit status 3 if the port is in use.
     """
+    _check_binding(host, allow_remote)
     registry = ScenarioRegistry(_load_or_exit(fixture_dirs))
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(registry, host, port, model_prefix))
-
-
-async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix: str) -> None:
-    server = FakeProviderServer(registry, host=host, port=port, model_prefix=model_prefix)
-    await server.start()
-    click.echo(f"fakeprovider listening on http://{host}:{server.port}")
-    click.echo(f"control API: http://{host}:{server.port}/_scenarios")
-    click.echo(
-        f"shared base URL: http://{host}:{server.port}/v1 "
-        f"(model {model_prefix}<id> or header {SCENARIO_HEADER}: <id>)"
+    server = FakeProviderServer(
+        registry, host=host, port=port, model_prefix=model_prefix, allowed_hosts=allowed_hosts
     )
-    for scenario_id in registry.ids():
-        click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await server.stop()
+    _run_until_interrupted(_serve(server, port))
+
+
+async def _serve(server: FakeProviderServer, port: int) -> None:
+    async with _listening(server, server.host, port):
+        root = f"http://{server.host}:{server.port}"
+        click.echo(f"fakeprovider listening on {root}")
+        click.echo(f"control API: {root}/_scenarios")
+        click.echo(
+            f"shared base URL: {root}/v1 "
+            f"(model {server.model_prefix}<id> or header {SCENARIO_HEADER}: <id>)"
+        )
+        for scenario_id in server.registry.ids():
+            click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
+        await _until_signalled()
 
 
 @main.command()
@@ -83,7 +189,7 @@ async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix:
     required=True,
     help="Base URL: a request's path is appended to its path; no other host is contacted.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@_binding_options
 @click.option("--port", default=8766, show_default=True, help="Port; 0 picks a free one.")
 @click.option(
     "--out",
@@ -114,6 +220,7 @@ async def _serve(registry: ScenarioRegistry, host: str, port: int, model_prefix:
 def record(
     upstream: str,
     host: str,
+    allow_remote: bool,
     port: int,
     out_dir: Path,
     name: str,
@@ -129,7 +236,9 @@ def record(
     already there. Credentials are redacted in what is saved: secret-looking headers and
     query parameters, and the user:password of a URL. An answer the client leaves, or
     that is in flight at SIGINT/SIGTERM, is saved as far as it went, marked partial.
+    Exit status 3 if the port is in use.
     """
+    _check_binding(host, allow_remote)
     try:
         proxy = RecordingProxy(
             upstream,
@@ -144,22 +253,15 @@ def record(
     except FakeProviderError as error:
         click.echo(f"fakeprovider record: {error}", err=True)
         sys.exit(2)
-    with contextlib.suppress(KeyboardInterrupt):  # a SIGINT before the loop handles it
-        asyncio.run(_record(proxy))
+    _run_until_interrupted(_record(proxy, port))
 
 
-async def _record(proxy: RecordingProxy) -> None:
-    stopped = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    # Handled explicitly: a SIGINT ignored by the parent (a shell's background job) stays
-    # ignored in the child, and SIGTERM's default would drop the exchanges in flight.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopped.set)
-    async with proxy:
+async def _record(proxy: RecordingProxy, port: int) -> None:
+    async with _listening(proxy, proxy.host, port):
         upstream = redacted_url(str(proxy.upstream))
         click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
-        await stopped.wait()
+        await _until_signalled()
 
 
 def _report_saved(saved: Saved) -> None:

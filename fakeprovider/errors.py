@@ -17,6 +17,7 @@ FakeProviderError
   + _UnconvertibleNodeError                fixtures: a YAML value its tag cannot convert
   + _RequestRejectedError                  server: answered with an error, then closed
   + _BadRequestError                       proxy: a request the proxy cannot forward
+  + _CouldNotListenError                   cli: a server cannot bind its address
 """
 
 

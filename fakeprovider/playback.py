@@ -485,6 +485,16 @@ def no_route(path: str) -> Playback:
     )
 
 
+def misdirected(host: str | None) -> Playback:
+    """The control API's answer to a ``Host`` that is not this server's (fakeprovider.hosts)."""
+    return error_playback(
+        421,
+        f"the control API does not answer to Host {_shown(host)}: only to localhost, an IP "
+        "address or the name the server is bound to (a defence against DNS rebinding; "
+        "fakeprovider serve --allow-host NAME adds one)",
+    )
+
+
 def method_not_allowed(method: str, allowed: str) -> Playback:
     return error_playback(
         405, f"{method} is not allowed here; use {allowed}", (("allow", allowed),)

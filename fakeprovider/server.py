@@ -14,7 +14,7 @@ import logging
 import socket
 import struct
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -22,6 +22,7 @@ from typing import Self
 import h11
 
 from .errors import FakeProviderError
+from .hosts import HostCheck
 from .listening import ListeningServer
 from .playback import (
     DEFAULT_MODEL_PREFIX,
@@ -31,6 +32,7 @@ from .playback import (
     answer_completions,
     answer_control,
     error_playback,
+    misdirected,
 )
 from .registry import HowEnded, ScenarioRegistry
 from .wire import LAST_CHUNK, frame_chunk
@@ -61,6 +63,10 @@ class _Request:
     def path(self) -> str:
         return self.target.partition("?")[0]
 
+    @property
+    def host(self) -> str | None:
+        return next((value for name, value in self.headers if name == "host"), None)
+
 
 class _RequestRejectedError(FakeProviderError):
     """A request the server answers with an error and then closes the connection on."""
@@ -74,7 +80,11 @@ class _RequestRejectedError(FakeProviderError):
 class FakeProviderServer(ListeningServer):
     """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``,
     and at ``/v1/chat/completions`` to a request whose ``x-scenario-id`` header or
-    ``model`` (``{model_prefix}<id>``) names it."""
+    ``model`` (``{model_prefix}<id>``) names it.
+
+    The control API answers a request only if its ``Host`` is ``localhost``, an IP address,
+    ``host`` or one of ``allowed_hosts`` (``*``: any), with this port (fakeprovider.hosts).
+    """
 
     def __init__(
         self,
@@ -85,12 +95,14 @@ class FakeProviderServer(ListeningServer):
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         max_body_bytes: int = MAX_BODY_BYTES,
         model_prefix: str = DEFAULT_MODEL_PREFIX,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.registry = registry
         self.host = host
         self.request_timeout_s = request_timeout_s
         self.max_body_bytes = max_body_bytes
         self.model_prefix = model_prefix
+        self.host_check = HostCheck(host, allowed_hosts)
         self._requested_port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -271,6 +283,8 @@ class _Connection:
         )
         if answer is not None:
             return await self._play(answer)
+        if not self._server.host_check.allows(request.host, self._server.port):
+            return await self._send_response(misdirected(request.host))
         # In a worker thread: validating a 10 MiB upload or writing out a long request log
         # takes seconds, during which the loop's streams would stand still.
         control = await asyncio.to_thread(
@@ -513,6 +527,7 @@ class ServerThread:
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         max_body_bytes: int = MAX_BODY_BYTES,
         model_prefix: str = DEFAULT_MODEL_PREFIX,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.registry = registry if registry is not None else ScenarioRegistry()
         self.server = FakeProviderServer(
@@ -522,6 +537,7 @@ class ServerThread:
             request_timeout_s=request_timeout_s,
             max_body_bytes=max_body_bytes,
             model_prefix=model_prefix,
+            allowed_hosts=allowed_hosts,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -190,3 +196,50 @@ def test_a_scalar_that_does_not_convert_is_one_line_everywhere(
         f"{path}:3: attempts[0].stream.steps[0].chunk.created: '2024-02-30' is not a valid "
         "!!timestamp: day is out of range for month"
     )
+
+
+# --- listening: loopback unless told otherwise, one line when the port is taken ------------
+
+RECORD = ["record", "--upstream", "http://127.0.0.1:9"]
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", [["serve"], RECORD], ids=["serve", "record"])
+def test_a_port_in_use_is_one_line_and_exit_3(
+    tmp_path: Path, taken_port: int, command: list[str]
+) -> None:
+    extra = ["--out", str(tmp_path)] if command == RECORD else []
+    result = CliRunner().invoke(main, [*command, "--port", str(taken_port), *extra])
+    assert result.exit_code == 3
+    assert result.output == (
+        f"Error: cannot listen on 127.0.0.1:{taken_port}: {os.strerror(errno.EADDRINUSE)}\n"
+    )
+
+
+@pytest.mark.parametrize("command", [["serve"], RECORD], ids=["serve", "record"])
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "my-laptop.lan"])
+def test_a_host_that_is_not_loopback_needs_allow_remote(command: list[str], host: str) -> None:
+    result = CliRunner().invoke(main, [*command, "--host", host, "--port", "0"])
+    assert result.exit_code == 2
+    assert f"'{host}' is not a loopback address" in result.output
+    assert "--allow-remote" in result.output
+
+
+def test_allow_remote_warns_before_listening(taken_port: int) -> None:
+    """Bound to the wildcard, a port some loopback socket listens on is in use too (Linux):
+    the command warns, then fails to listen, and never reaches beyond this machine."""
+    command = [sys.executable, "-m", "fakeprovider", "serve", "--host", "0.0.0.0"]
+    command += ["--allow-remote", "--port", str(taken_port)]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert finished.stderr.splitlines()[0] == (
+        "warning: listening on 0.0.0.0, which other machines may reach; the server has no "
+        "authentication"
+    )
+    assert finished.returncode == 3

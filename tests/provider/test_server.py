@@ -675,7 +675,9 @@ async def _attack(port: int) -> tuple[list[_Ended], dict[str, bytes], bytes, flo
     one_mib = b"x" * (1024 * 1024)
     malformed = {
         "bad JSON": _send_raw(
-            port, b"PUT /_scenarios/attacked HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{nope"
+            port,
+            b"PUT /_scenarios/attacked HTTP/1.1\r\nHost: localhost\r\n"
+            b"Content-Length: 5\r\n\r\n{nope",
         ),
         "wrong method": _send_raw(
             port,
