@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from conformance.cli import main as conformance_main
 from conformance.options import bundled_fixtures
+from fakeprovider import wire
 from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.wire import encode_stream
@@ -171,6 +172,19 @@ def test_the_corpus_validates_without_warnings() -> None:
     result = CliRunner().invoke(main, ["validate", str(bundled_fixtures())])
     assert result.exit_code == 0
     assert result.stderr == ""
+
+
+def test_validate_reports_an_attempt_whose_body_is_over_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wire, "MAX_STREAM_BODY_BYTES", 64)  # a fixture file cannot reach 16 MiB
+    path = fixture(tmp_path)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"{path}:4: attempts[1].stream: the body is more than 64 bytes by step 0: a stream "
+        "attempt encodes to at most that\n"
+    )
 
 
 @pytest.mark.parametrize(

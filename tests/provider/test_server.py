@@ -374,6 +374,19 @@ def test_an_unplayable_registered_scenario_answers_500(
     assert ended(server, "unplayable") == ["complete"]
 
 
+def test_a_registered_body_over_the_cap_answers_500_naming_it(
+    server: ServerThread, register: Register, client: httpx.Client
+) -> None:
+    # Registered directly, not through PUT (whose check would refuse it with a 422).
+    too_large = {"framing": {"ensure_ascii": True}, "steps": [{"chunk": {"c": "😀" * 1_500_000}}]}
+    register("too-large", {"stream": too_large})
+
+    response = client.post(server.base_url("too-large") + "/chat/completions", json={})
+
+    assert response.status_code == 500
+    assert f"the body is more than {MAX_STREAM_BODY_BYTES} bytes" in response.text
+
+
 def test_health(server: ServerThread, client: httpx.Client) -> None:
     assert client.get(f"{server.root_url}/_health").json() == {"status": "ok"}
 
