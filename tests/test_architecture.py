@@ -143,3 +143,17 @@ def test_vocabulary_imports_no_stage(module: str, allowed: set[str]) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
     assert set(loaded) <= allowed
+
+
+def test_no_test_imports_the_tests_folder_as_a_package() -> None:
+    """tests/ is no package: ``from tests.x import y`` resolves only where the checkout's root
+    happens to be on the import path; helpers are imported by their module name."""
+    offenders = []
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            if any(name == "tests" or name.startswith("tests.") for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []

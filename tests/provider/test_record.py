@@ -24,6 +24,7 @@ from typing import IO
 
 import httpx
 import pytest
+from raw_http import post_bytes, split_response
 
 from conformance.options import bundled_fixtures
 from fakeprovider import proxy
@@ -51,7 +52,6 @@ from fakeprovider.scenario import (
 )
 from fakeprovider.server import ServerThread
 from fakeprovider.wire import WirePlan, encode_stream
-from tests.provider.raw_http import post_bytes, split_response
 
 pytestmark = pytest.mark.timeout(60)
 STARTER = bundled_fixtures() / "starter"
