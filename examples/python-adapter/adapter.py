@@ -13,11 +13,13 @@ Sections: protocol I/O, SSE decoder, translator, HTTP classification, one attemp
 """
 
 import codecs
+import functools
 import http.client
 import json
 import math
 import random
 import re
+import ssl
 import sys
 import time
 from collections.abc import Callable
@@ -431,6 +433,13 @@ def parse_retry_after(value: str | None) -> float | None:
 # --- one attempt: exactly one HTTP request ------------------------------------------------
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for every https attempt: loading the CA certificates costs more than
+    a loopback case (each connection still opens on its own)."""
+    return ssl.create_default_context()
+
+
 def run_attempt(
     case: Event, body: bytes, deadline: float, emit: Emit
 ) -> tuple[Event, float | None]:
@@ -450,10 +459,12 @@ def run_attempt(
         for event in events:
             emit(event)
 
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else None
-    connection = (connection_class or http.client.HTTPConnection)(
-        parts.hostname or "", parts.port, timeout=read_timeout()
-    )
+    if parts.scheme == "https":
+        connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=read_timeout(), context=tls_context()
+        )
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=read_timeout())
     try:
         connection.connect()
         sock = connection.sock  # kept: http.client drops its own reference on Connection: close

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import random
+import ssl
 import subprocess
 import sys
 import time
@@ -361,6 +362,64 @@ def test_refused_connection_is_transport() -> None:
     events = asyncio.run(collect())
     assert [event.type for event in events] == ["finish"]
     assert isinstance(events[0], Finish) and events[0].code == codes.TRANSPORT
+
+
+_KEEP_ALIVE_REPLY = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 14\r\n\r\n"
+    b"data: [DONE]\n\n"
+)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bool:
+    """Read one HTTP request off a connection; False when the client closed it instead."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return False
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.lower().split(b"\r\n")
+        if line.startswith(b"content-length:")
+    )
+    await reader.readexactly(length)
+    return True
+
+
+def test_one_tls_context_per_adapter_and_new_connections_per_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The CA bundle costs ~20 ms to load: once per adapter, not once per case. A server
+    # that keeps connections alive shows that cases still do not share one.
+    loads: list[object] = []
+    load_verify_locations = ssl.SSLContext.load_verify_locations
+
+    def counted(context: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        load_verify_locations(context, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    connections = 0
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while await _read_request(reader):
+            writer.write(_KEEP_ALIVE_REPLY)
+            await writer.drain()
+        writer.close()
+
+    async def run_cases(adapter: ReferenceAdapter) -> list[list[Event]]:
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        fields = _run_line_fields(f"http://127.0.0.1:{port}/v1") | {"retry": NO_RETRIES}
+        case = RunCase.model_validate(fields)
+        async with server:
+            return [[event async for event in adapter.run(case)] for _ in range(3)]
+
+    outcomes = asyncio.run(run_cases(ReferenceAdapter()))
+    assert all(events[-1].type == "finish" for events in outcomes)
+    assert len(loads) == 1
+    assert connections == 3
 
 
 # --- the retry layer alone ----------------------------------------------------------------

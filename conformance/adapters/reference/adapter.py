@@ -5,7 +5,9 @@ a subprocess adapter with ``python -m conformance.adapters.reference``.
 """
 
 import asyncio
+import functools
 import random as random_module
+import ssl
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
@@ -91,7 +93,7 @@ class ReferenceAdapter:
     ) -> AsyncGenerator[Event, None]:
         """The case's events; `http_client` (e.g. the in-process provider) is used, not closed."""
         body = request_body(case)  # once per case, so that every retry sends the same bytes
-        async with _client_for(http_client) as client:
+        async with self._client_for(http_client) as client:
             events = self._retry_layer(
                 lambda: self._start_attempt(client, case, body),
                 case.retry,
@@ -104,15 +106,22 @@ class ReferenceAdapter:
                 async for event in events:
                     yield event.model_copy(update={"case": case.case})
 
+    def _client_for(
+        self, http_client: httpx.AsyncClient | None
+    ) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+        """The caller's client as is, or a client of our own that is closed with the case."""
+        if http_client is not None:
+            return nullcontext(http_client)
+        # A client per case keeps each case on connections of its own; the TLS context is
+        # shared, as loading the CA bundle costs ~20 ms a client. Proxy settings from the
+        # environment would divert requests meant for a loopback provider.
+        return httpx.AsyncClient(trust_env=False, verify=self._tls_context)
 
-def _client_for(
-    http_client: httpx.AsyncClient | None,
-) -> AbstractAsyncContextManager[httpx.AsyncClient]:
-    """The caller's client as is, or a client of our own that is closed with the case."""
-    if http_client is not None:
-        return nullcontext(http_client)
-    # Proxy settings from the environment would divert requests meant for a loopback provider.
-    return httpx.AsyncClient(trust_env=False)
+    @functools.cached_property
+    def _tls_context(self) -> ssl.SSLContext:
+        """The TLS settings every client of this adapter verifies servers with, built on
+        first use (an in-process run never needs them)."""
+        return httpx.create_ssl_context(trust_env=False)  # what httpx.AsyncClient would build
 
 
 def factory(options: RunOptions) -> ReferenceAdapter:
