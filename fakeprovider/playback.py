@@ -319,6 +319,13 @@ def check_playable(scenario: Scenario) -> None:
             raise PlaybackError(f"attempts[{index}]: {error}") from None
 
 
+def stream_plan(attempt: StreamAttempt) -> WirePlan:
+    """The plan the shells play for a stream attempt, from the playback cache: the oracle
+    reads it rather than encoding the stream a second time. Raises PlaybackError if the
+    stream cannot be encoded."""
+    return _stream_playback(attempt).plan
+
+
 # --- the control API (the loopback server's; the in-process transport has none) ---------
 
 _CONTROL_PREFIX = "/_scenarios"

@@ -1,10 +1,10 @@
 """The oracle: scenario → expected outcome, the executable reading of INVARIANTS.md.
 
-It reads what the provider will send (the encoded body, parsed whole rather than
-incrementally) and states what a conforming adapter reports. It never imports an adapter:
-the reference adapter is checked against it, not the other way round. Besides the
-outcome it records the *features* of the wire (an identity repeated as ``null``, a late
-id, CRLF framing…) that decide which invariants a case exercises.
+It reads what the provider sends (the wire plan the provider plays, encoded once for both,
+parsed whole rather than incrementally) and states what a conforming adapter reports. It
+never imports an adapter: the reference adapter is checked against it, not the other way
+round. Besides the outcome it records the *features* of the wire (an identity repeated as
+``null``, a late id, CRLF framing…) that decide which invariants a case exercises.
 """
 
 from .agreement import Disagreement, expect_disagreements, outcome_expect

@@ -6,8 +6,8 @@ import copy
 import dataclasses
 import time
 
+from fakeprovider.playback import stream_plan
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
-from fakeprovider.wire import encode_stream
 
 from ..codes import STREAM_CLOSED, TIMEOUT, TRANSPORT
 from ..events import RetryPolicy
@@ -53,7 +53,7 @@ def expected_attempt(scenario: Scenario, number: int, *, now: float) -> Expected
 
 def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
     response = attempt.stream
-    plan = encode_stream(response)
+    plan = stream_plan(attempt)  # what the provider plays, not a second encoding
     if not 200 <= response.status < 300:
         return _status_failure(number, response.status, response.headers, plan.body, now)
     payloads = sse_payloads(plan.body)
@@ -66,12 +66,10 @@ def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
             break
         reading.read_payload(payload)
     if reading.failure is None and not reading.done:
-        ending = plan.ending
-        if ending == "disconnect" and response.framing.transfer == "close":
-            ending = "close"  # closing the connection is how such a body ends
+        # A disconnect in a body without chunked coding is played, and read, as its close.
         flushed = sse_payloads(plan.body, flush=True)[len(payloads) :]
-        finished = _finished_reading(reading, flushed, number) if ending == "close" else None
-        reading.fail(*_UNFINISHED[ending])
+        finished = _finished_reading(reading, flushed, number) if plan.ending == "close" else None
+        reading.fail(*_UNFINISHED[plan.ending])
         return dataclasses.replace(reading.result(number), finished_reading=finished)
     return reading.result(number)
 

@@ -11,7 +11,7 @@ from typing import Any, get_args
 import pytest
 
 from conformance import codes
-from conformance.events import RetryPolicy, ToolCallBlock
+from conformance.events import RetryPolicy, TextBlock, ToolCallBlock
 from conformance.options import bundled_fixtures
 from conformance.oracle import (
     SUCCESS_REASONS,
@@ -23,8 +23,10 @@ from conformance.oracle import (
     sse_payloads,
 )
 from conformance.quirks import recorded_only
+from fakeprovider import wire
 from fakeprovider.build import ScenarioBuilder, stream
 from fakeprovider.fixtures import load_fixtures
+from fakeprovider.playback import prepare
 from fakeprovider.scenario import CANONICAL_CODES, ExpectedFinish, Scenario
 
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
@@ -109,6 +111,27 @@ def test_endings_before_done() -> None:
     assert outcome_of(stream().text("x").stall()).code == "TIMEOUT"
     assert outcome_of(stream().text("x").done(event_end=False)).code == "STREAM_CLOSED"
     assert outcome_of(stream().text("x").done().reset()).reason == "stop"
+    assert outcome_of(stream().text("x").disconnect()).code == "TRANSPORT"  # a chunk cut short
+    closed = stream(transfer="close").text("x").disconnect()
+    assert outcome_of(closed).code == "STREAM_CLOSED"  # without chunks, closing ends the body
+
+
+def test_the_oracle_reads_the_plan_the_provider_plays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Encoding a stream costs more than reading it (a byte-split one, thousands of writes):
+    # once the provider has prepared an attempt, the oracle encodes nothing again.
+    scenario = ScenarioBuilder("s").attempt(stream().split("byte").text("hé").done()).build()
+    encoded: list[object] = []
+    encode_step = wire.encode_step
+
+    def counted(*args: Any) -> bytes:
+        encoded.append(args)
+        return encode_step(*args)
+
+    monkeypatch.setattr(wire, "encode_step", counted)
+    prepare(scenario.attempts[0])
+    steps = len(encoded)
+    assert expected_outcome(scenario, None).final.blocks == (TextBlock(text="hé"),)
+    assert len(encoded) == steps
 
 
 def test_last_usage_wins_and_is_disjoint() -> None:
