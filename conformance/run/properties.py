@@ -34,6 +34,7 @@ from ..invariants import CATALOGUE
 from ..results import CaseResult
 from ..strategies import FAMILY_SHAPES, family_cases
 from ..strategies.profiles import PROFILES, register_profiles
+from ..verdicts import ATTENTION
 from .case_runner import CaseRunner
 from .kill_table import Breach
 
@@ -161,20 +162,25 @@ def check_family(
     targets = tuple(invariants) if invariants is not None else None
     selected = targets or family_invariants(family)
     run = FamilyRun(family, selected)
+    options = runner.options
 
     def example(scenario: Scenario) -> None:
-        result = runner.run(scenario)
+        observed = runner.observe(scenario)
+        verdicts = observed.verdicts(options.contract, strict=options.strict)
         run.examples += 1
         run.exercised.update(
             name
-            for name, verdict in result.verdicts.items()
+            for name, verdict in verdicts.items()
             if name in selected and verdict.verdict != "n/a"
         )
         if on_example is not None:
             on_example(run)
-        found = breaches(result, targets)
-        if found:
-            raise PropertyFailureError(family, found, result, scenario)
+        if any(verdict.verdict in ATTENTION for verdict in verdicts.values()):
+            # Only a case that may break the property needs its whole result.
+            result = observed.judged(options.contract, strict=options.strict)
+            found = breaches(result, targets)
+            if found:
+                raise PropertyFailureError(family, found, result, scenario)
 
     test = given(family_cases(family))(example)
     chosen = property_settings(settings or hypothesis.settings())

@@ -170,18 +170,6 @@ def case_request(
     )
 
 
-async def judge_case(
-    session: AdapterSession,
-    provider: Provider,
-    scenario: Scenario,
-    case: RunCase,
-    options: RunOptions,
-) -> CaseResult:
-    """Run one case on ``provider`` and judge it against the oracle's expected outcome."""
-    observed = await observe_case(session, provider, scenario, case)
-    return observed.judged(options.contract, strict=options.strict)
-
-
 @dataclass(frozen=True)
 class ObservedCase:
     """What one case showed, before any contract judged it."""
@@ -190,6 +178,11 @@ class ObservedCase:
     run: CaseRun
     evidence: Evidence
     duration_s: float
+
+    def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
+        """Every exercised invariant's verdict under ``contract``, without the result's dumps
+        of events, requests and scenario (a generated case reads only these)."""
+        return judge(replace(self.evidence, contract=contract), strict=strict)
 
     def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
         """The case's result with every exercised invariant judged under ``contract``."""

@@ -4,7 +4,7 @@ failure shrunk to a small scenario that replays to the same verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hypothesis
@@ -17,6 +17,8 @@ from conformance.invariants import CATALOGUE
 from conformance.results import CaseResult, InvariantVerdict
 from conformance.run.case_runner import CaseRunner
 from conformance.run.properties import breaches, check_family, families, family_invariants
+from conformance.run.runner import ObservedCase
+from fakeprovider.build import ScenarioBuilder, stream
 
 # One mutant per family at least (the full kill table runs in `conformance fuzz`, by hand):
 # (mutant, the target invariant its family's property must name).
@@ -71,6 +73,37 @@ def test_the_reference_keeps_every_family(reference: CaseRunner, family: str) ->
     assert run.examples >= hypothesis.settings().max_examples
     # Not vacuous: most of the family's invariants judged cases (all do at larger budgets).
     assert len(run.exercised) >= len(family_invariants(family)) / 2, run.exercised
+
+
+def test_a_passing_example_builds_no_result(
+    reference: CaseRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A result dumps the case's events, requests and scenario; only a breach is reported.
+    def unread(*args: object, **kwargs: object) -> CaseResult:
+        raise AssertionError("a passing case's result was built")
+
+    monkeypatch.setattr(ObservedCase, "judged", unread)
+    run = check_family(reference, "C", settings=hypothesis.settings(max_examples=5))
+    assert run.failure is None
+    assert run.examples >= 5
+
+
+def test_running_a_case_formats_no_result(
+    reference: CaseRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # asyncio.Runner.run formats its main task, result included, as it puts back the SIGINT
+    # handler (Python 3.11): for a case's result that cost more than judging it.
+    formatted: list[str] = []
+
+    def counted(name: str) -> Callable[[object], str]:
+        return lambda _: formatted.append(name) or name
+
+    monkeypatch.setattr(CaseResult, "__repr__", counted("CaseResult"))
+    monkeypatch.setattr(ObservedCase, "__repr__", counted("ObservedCase"))
+    scenario = ScenarioBuilder("gen-formatted").attempt(stream().text("Hi").done()).build()
+    assert reference.run(scenario).case == "gen-formatted"
+    assert reference.observe(scenario).scenario is scenario
+    assert formatted == []
 
 
 @pytest.mark.parametrize(("name", "target"), REPRESENTATIVES, ids=[n for n, _ in REPRESENTATIVES])
