@@ -55,4 +55,6 @@ class AttemptReader:
         return events + self._translator.eof()  # without [DONE], truncated (S5)
 
     def _translate(self, payloads: list[str]) -> list[Event]:
+        if not payloads:
+            return []  # most reads of a finely split body complete no event
         return [event for payload in payloads for event in self._translator.feed(payload)]

@@ -52,6 +52,12 @@ class SSEDecoder:
             return []  # e.g. the first bytes of a split character: nothing decoded yet
         if self._after_cr and text.startswith("\n"):
             text = text[1:]
+        if text and "\n" not in text and "\r" not in text:
+            # No line end (they are made of CR and LF): the line goes on. A body split into
+            # one-byte reads takes this path for nearly every read.
+            self._partial_line += text
+            self._after_cr = False
+            return []
         buffer = self._partial_line + text
         payloads: list[str] = []
         start = 0
