@@ -8,9 +8,10 @@ each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such 
 
 from __future__ import annotations
 
+import gc
 import random
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -154,6 +155,7 @@ def fuzz(
             f"[bold]{visible(runner.session.hello.name)}[/] over {runner.transport}; "
             f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
         )
+        stack.enter_context(_setup_frozen())
         for family in chosen or known:
             with _FamilyProgress(family, settings.max_examples) as progress:
                 run = check_family(
@@ -167,6 +169,19 @@ def fuzz(
                 _line(console, visible(f"  replay: conformance replay {path} {runner.invocation}"))
     console.print(_summary(runs))
     exit_judged(not all(run.passed for run in runs))
+
+
+@contextmanager
+def _setup_frozen() -> Iterator[None]:
+    """Everything set up so far (modules, the adapter, the catalogue) out of the garbage
+    collector's sight while the cases run: its full passes then walk only what the cases
+    made (~6 % of a generated case's time)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()  # a host process (a test's CliRunner) gets its heap back as it was
 
 
 class _FamilyProgress:

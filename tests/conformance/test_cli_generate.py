@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
@@ -58,3 +60,13 @@ def test_replay_reports_a_malformed_fixture(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["replay", str(tmp_path / "bad.yaml")])
     assert result.exit_code == 2
     assert "bad.yaml:1: attempts[0].fault" in result.output
+
+
+def test_fuzz_runs_its_cases_with_the_setup_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The collector's full passes then skip what setup made; the heap is given back after.
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+    result = invoke("fuzz", "--family", "C", "--max-examples", "2")
+    assert result.exit_code == 0, result.output
+    assert calls == ["freeze", "unfreeze"]
