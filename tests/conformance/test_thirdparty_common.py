@@ -153,3 +153,16 @@ def test_tool_specs_read_the_request_tools() -> None:
 def test_content_cases_turn_the_sdk_retries_off() -> None:
     assert sdk_retries(native=False) == {"max_retries": 0}
     assert sdk_retries(native=True) == {}  # the client's own default budget
+
+
+def test_a_call_field_the_library_handed_over_as_no_string_is_reported_as_its_json_text() -> None:
+    """openai-python keeps the wire's `"arguments": {"city": "Paris"}` as a dict, typed str:
+    the library did not crash, so the shim must not either. The value is reported as its
+    JSON text and C3 judges it (quirk D3 leaves object arguments open); a number for an id
+    likewise, where T1 judges it."""
+    assembled = Assembled(
+        tool_calls=[AssembledCall(0, "get_weather", {"city": "Paris"})],
+        finish_reason="tool_calls",
+    )
+    (end,) = [e for e in assembled.events() if isinstance(e, BlockEnd)]
+    assert end.block == ToolCallBlock(id="0", name="get_weather", arguments='{"city": "Paris"}')

@@ -8,7 +8,6 @@ raw string a ``ToolCallPart`` keeps (real-adapters.md §3.4).
 
 from __future__ import annotations
 
-import json
 from importlib import metadata
 from typing import Any
 
@@ -75,8 +74,10 @@ def _tool(schema: dict[str, Any]) -> ToolDefinition:
 def _assembled(response: Any) -> Assembled:
     texts = [part.content for part in response.parts if isinstance(part, TextPart)]
     thoughts = [part.content for part in response.parts if isinstance(part, ThinkingPart)]
+    # A ToolCallPart keeps the streamed string; a dict (pydantic-ai parsed it) is reported
+    # as its JSON text, like any non-text value a library hands over (common.Assembled).
     calls = [
-        AssembledCall(part.tool_call_id, part.tool_name, _raw(part.args))
+        AssembledCall(part.tool_call_id, part.tool_name, part.args)
         for part in response.parts
         if isinstance(part, ToolCallPart)
     ]
@@ -88,13 +89,6 @@ def _assembled(response: Any) -> Assembled:
         usage=_usage(response.usage),
         finish_reason=details.get("finish_reason"),
     )
-
-
-def _raw(args: Any) -> str | None:
-    """A ToolCallPart keeps the streamed string; a dict means pydantic-ai parsed it."""
-    if args is None or isinstance(args, str):
-        return args
-    return json.dumps(args)
 
 
 def _usage(usage: Any) -> Any:
