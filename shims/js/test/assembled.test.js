@@ -34,8 +34,10 @@ test('blocks come as reasoning, text, calls; then usage and the finish', () => {
   assert.equal(call.id, ''); // an empty id stays empty: nothing is repaired
 });
 
-test('a call whose arguments are no string is the library\'s crash', () => {
-  assert.throws(() => new Assembled({ toolCalls: [{ id: 'c', name: 'f', arguments: { a: 1 } }] }), TypeError);
+test('a call field the library handed over as no string is reported as its JSON text', () => {
+  const assembled = new Assembled({ toolCalls: [{ id: 0, name: 'f', arguments: { city: 'Paris' } }] });
+  const call = [...assembled.events()].find((e) => e.block?.type === 'tool-call').block;
+  assert.deepEqual(call, { type: 'tool-call', id: '0', name: 'f', arguments: '{"city":"Paris"}' });
 });
 
 test('a failure reported as data ends with a coded finish, else a thrown', () => {
