@@ -19,7 +19,13 @@ const BY_NAME = {
 // Raised from a provider's {"error": …} frame: the provider's own failure.
 const PROVIDER_ERRORS = new Set(['APIError', 'StreamProviderError']);
 const TRANSPORT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET']);
-const END_WITHOUT_FINISH = 'ended without a finish reason'; // AI SDK InvalidResponseDataError
+// A library's own refusal of a stream, known by its words (as errors.py knows litellm's):
+// one that closed before a finish reason, and one that sent no chunk at all (E1's).
+const END_WITHOUT_FINISH = [
+  'ended without a finish reason', // AI SDK InvalidResponseDataError
+  'missing finish_reason for choice', // openai-node finalChatCompletion
+];
+const NOTHING_SENT = 'request ended without sending any chunks'; // openai-node
 const MAX_DEPTH = 5;
 
 const QUOTA_WORDING =
@@ -70,7 +76,8 @@ function names(error) {
 
 function ownCode(error) {
   const message = String(error.message ?? '');
-  if (message.includes(END_WITHOUT_FINISH)) return 'STREAM_CLOSED';
+  if (END_WITHOUT_FINISH.some((words) => message.includes(words))) return 'STREAM_CLOSED';
+  if (message.includes(NOTHING_SENT)) return 'EMPTY_RESPONSE';
   const all = names(error);
   const byName = all.map((name) => BY_NAME[name]).find(Boolean);
   if (byName && byName !== 'SERVER') return byName;

@@ -49,3 +49,9 @@ test('a retry wrapper is read through its last error', () => {
 test('a stream that ended without a finish reason closed early', () => {
   assert.equal(errorCode(named('InvalidResponseDataError', {}, 'Response stream ended without a finish reason.')), 'STREAM_CLOSED');
 });
+
+test("openai-node's refusals of a stream that closed early or sent nothing are coded", () => {
+  assert.equal(errorCode(named('OpenAIError', {}, 'missing finish_reason for choice 0')), 'STREAM_CLOSED');
+  assert.equal(errorCode(named('OpenAIError', {}, 'request ended without sending any chunks')), 'EMPTY_RESPONSE');
+  assert.equal(errorCode(named('OpenAIError', {}, 'missing role for choice 0')), null); // no such refusal
+});
