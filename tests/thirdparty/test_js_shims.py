@@ -30,6 +30,7 @@ OPENAI_NODE = {
     "chunk-without-choices-mid-stream": "raised OpenAIError",
     "gateway-no-role": "raised OpenAIError",
     "stall-mid-reasoning": "timeout",  # its timeout stops at the headers
+    "truncated-no-finish-no-done": "raised OpenAIError (STREAM_CLOSED)",  # "missing finish_reason"
     "deepseek-reasoning-content": "text 'Answer'; stop",  # reasoning_content: last one wins
     "minimax-arguments-object": "call 'call_d3'/'get_weather' '[object Object]'; tool-calls",
     "invalid-json-payload": "raised OpenAIError (MALFORMED_RESPONSE)",
@@ -55,7 +56,11 @@ LANGCHAIN_JS = {
     "truncated-no-finish-no-done": "text 'Hel'; stop",  # returned normally: S5's loss
     "stall-mid-reasoning": "timeout",  # openai-node's timeout, underneath
     "lmstudio-id-empty": "call ''/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
-    "minimax-arguments-object": "raised TypeError",  # an object where arguments text belongs
+    # The wire's object and number, passed through: reported as their JSON text.
+    "minimax-arguments-object": "call 'call_d3'/'get_weather' '{\"city\":\"Paris\"}'; tool-calls",
+    "minimax-continuation-id-number": (  # concat matches by index and id: the id 0 splits it
+        "call 'call_m1'/'get_weather' ''; call '0'/'' '{\"city\": \"Paris\"}'; tool-calls"
+    ),
     "invalid-json-payload": "raised SyntaxError (MALFORMED_RESPONSE)",
     "http-429-forever": "raised RateLimitError (RATE_LIMIT)",
 }
