@@ -106,10 +106,10 @@ KNOWN_CAUSES: tuple[KnownCause, ...] = (
         "https://github.com/openai/openai-python/issues/2722",
     ),
     KnownCause(
-        ("openai", "langchain", "llama-index", "haystack"),
+        ("openai", "langchain", "llama-index", "haystack", "langchain-js"),
         _TRUNCATION,
         "a body that ends with no finish_reason and no `[DONE]` returns normally: the partial "
-        "answer, finish_reason None, nothing raised",
+        "answer, no finish reason, nothing raised",
     ),
     KnownCause(
         ("llama-index", "autogen-ext", "haystack"),
@@ -123,10 +123,11 @@ KNOWN_CAUSES: tuple[KnownCause, ...] = (
         "joins argument fragments with `+=`: `arguments` sent as a JSON object raises TypeError",
     ),
     KnownCause(
-        ("openai", "llama-index"),
-        ("minimax-arguments-object",),
-        "keeps `arguments` sent as a JSON object as a dict (typed str); the crash is the shim's "
-        "event model rejecting it, a shim gap, not the library's",
+        ("openai-node", "langchain-js"),
+        ("retry-stall-then-text", "stall-mid-reasoning"),
+        "openai-node's `timeout` covers the request only until the response headers: a body "
+        "that stalls mid-stream hangs with no error",
+        "https://github.com/openai/openai-node/issues/1825",
     ),
     KnownCause(
         _LITELLM,
@@ -470,6 +471,110 @@ KNOWN_CAUSES: tuple[KnownCause, ...] = (
         ("mirascope",),
         ("usage-every-chunk",),
         "adds the usage of every chunk: cumulative usage is inflated",
+    ),
+    # --- openai-node ChatCompletionStream ------------------------------------------------
+    KnownCause(
+        ("openai-node",),
+        _NO_CHOICES,
+        "iterates `chunk.choices` with no null check: a chunk without `choices` (a ping, a bare "
+        "envelope) or with `choices: null` (a usage chunk) throws `chunk.choices is not "
+        "iterable`",
+    ),
+    KnownCause(
+        ("openai-node",),
+        (
+            *("deepseek-reasoning-content", "deepseek-reasoning-then-tool"),
+            *("reasoning-exact-text", "deepseek-keepalive-reasoning", "reasoning-only-stop"),
+        ),
+        "copies delta fields it does not know, `reasoning_content` among them, onto the message "
+        "with Object.assign: each delta overwrites the last, and the answer's "
+        "`reasoning_content: null` erases the reasoning",
+    ),
+    KnownCause(
+        ("openai-node",),
+        (*_NO_INDEX, "bedrock-index-negative"),
+        "addresses tool calls by `index` alone and throws on a tool-call delta whose `index` is "
+        "missing or negative (`invalid tool call index: undefined`, `-1`)",
+    ),
+    KnownCause(
+        ("openai-node",),
+        ("gateway-no-role", "openrouter-empty-stop-bare"),
+        "finalChatCompletion requires a `role` on some delta: a stream that never sends one "
+        "throws `missing role for choice 0`, even after a complete answer",
+    ),
+    KnownCause(
+        ("openai-node",),
+        ("bedrock-index-offset",),
+        "stores each call at `tool_calls[index]`: a first call at `index: 1` leaves a hole at "
+        "0, and normalizeToolCallIds reads `.id` of it (TypeError)",
+    ),
+    KnownCause(
+        ("openai-node",),
+        ("cerebras-index-drift",),
+        'throws a bare Error ("tool call snapshot missing `type`") at the finish for a '
+        "tool-call index whose deltas never carried `type`: argument fragments at drifting "
+        "indexes crash the stream",
+    ),
+    # --- AI SDK (ai + @ai-sdk/openai-compatible) -----------------------------------------
+    KnownCause(
+        ("vercel-ai",),
+        ("invalid-json-payload", "minimax-arguments-object", "minimax-continuation-id-number"),
+        "drops a chunk that fails to parse or to validate (not JSON, an object `arguments`, a "
+        "numeric `id`) with an error part only, and a later chunk's finish_reason overwrites "
+        "the `error` finish: the turn ends as a success without that chunk",
+    ),
+    KnownCause(
+        ("vercel-ai",),
+        ("tool-late-id", "vllm-first-name-empty", "parallel-second-id-after-fragment"),
+        "opens a call at the first delta with a name and, when that delta has no id, generates "
+        'one: an id sent on a later delta, or beside a `""` name, is never reported',
+    ),
+    KnownCause(
+        ("vercel-ai",),
+        ("usage-choices-null",),
+        "its chunk schema requires `choices` to be an array: the usage chunk's `choices: null` "
+        "fails validation, the turn ends `error` (TypeValidationError) and the usage is lost",
+        "https://github.com/vercel/ai/issues/7417",
+    ),
+    KnownCause(
+        ("vercel-ai",),
+        ("tool-name-fragmented",),
+        "takes a second `name` at the same index for a new call: a name streamed in fragments "
+        "(`get_`, `weather`) opens two calls, and the next argument fragment, ambiguous "
+        "between them, is dropped",
+    ),
+    KnownCause(
+        ("vercel-ai",),
+        ("data-after-done",),
+        "skips `data: [DONE]` and keeps reading: the text of chunks after it is appended and "
+        "their usage replaces the real one",
+    ),
+    KnownCause(
+        ("vercel-ai",),
+        ("non-json-text-then-stall",),
+        "an `error` part clears the first-chunk and chunk timeouts and nothing re-arms them: "
+        "after a payload that is not JSON, a stalled connection hangs forever",
+    ),
+    # --- LangChain.js (@langchain/openai, @langchain/core) -------------------------------
+    KnownCause(
+        ("langchain-js",),
+        ("gateway-no-role",),
+        "turns a delta with no `role` (none ever came) into a ChatMessageChunk, not an "
+        "AIMessageChunk: adding the chunks up drops the usage chunk's `usage_metadata`",
+    ),
+    KnownCause(
+        ("langchain-js",),
+        ("double-finish-tool-calls-then-stop",),
+        "concat joins `response_metadata.finish_reason` strings: `tool_calls` then `stop` "
+        "becomes `tool_callsstop`",
+        "https://github.com/langchain-ai/langchainjs/issues/11054",
+    ),
+    KnownCause(
+        ("langchain-js",),
+        ("minimax-continuation-id-number",),
+        "concat merges tool-call chunks at one index only when their ids are equal: a "
+        "continuation whose `id` is the number 0 becomes a second call, with the arguments "
+        "and no name",
     ),
 )
 
