@@ -381,7 +381,9 @@ def test_a_registered_body_over_the_cap_answers_500_naming_it(
     too_large = {"framing": {"ensure_ascii": True}, "steps": [{"chunk": {"c": "😀" * 1_500_000}}]}
     register("too-large", {"stream": too_large})
 
-    response = client.post(server.base_url("too-large") + "/chat/completions", json={})
+    # Encoding 18 MB of escapes takes the server a while on a busy machine: a generous read.
+    url = server.base_url("too-large") + "/chat/completions"
+    response = client.post(url, json={}, timeout=60)
 
     assert response.status_code == 500
     assert f"the body is more than {MAX_STREAM_BODY_BYTES} bytes" in response.text
