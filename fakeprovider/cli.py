@@ -100,8 +100,9 @@ async def _listening(server: ListeningServer, host: str, port: int) -> AsyncIter
         await server.stop()
 
 
-async def _until_signalled() -> None:
-    """Wait for SIGINT or SIGTERM.
+def _stop_signals() -> asyncio.Event:
+    """An event that SIGINT or SIGTERM sets, from now on: set up before the server announces
+    itself, so a signal sent as soon as that line is read is not lost.
 
     Handled explicitly: a SIGINT ignored by the parent (a shell's background job) stays
     ignored in the child, and SIGTERM's default would end the process without stopping the
@@ -111,7 +112,7 @@ async def _until_signalled() -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stopped.set)
-    await stopped.wait()
+    return stopped
 
 
 def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
@@ -170,6 +171,7 @@ def serve(
 
 
 async def _serve(server: FakeProviderServer, port: int) -> None:
+    stopped = _stop_signals()
     async with _listening(server, server.host, port):
         root = f"http://{server.host}:{server.port}"
         click.echo(f"fakeprovider listening on {root}")
@@ -180,7 +182,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
         )
         for scenario_id in server.registry.ids():
             click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
-        await _until_signalled()
+        await stopped.wait()
 
 
 @main.command()
@@ -257,11 +259,12 @@ def record(
 
 
 async def _record(proxy: RecordingProxy, port: int) -> None:
+    stopped = _stop_signals()
     async with _listening(proxy, proxy.host, port):
         upstream = redacted_url(str(proxy.upstream))
         click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
-        await _until_signalled()
+        await stopped.wait()
 
 
 def _report_saved(saved: Saved) -> None:
