@@ -14,9 +14,17 @@ from collections.abc import Mapping
 from itertools import accumulate
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from conformance.codes import DEFAULT_RETRYABLE_CODES, ConformanceError
+from conformance.codes import DEFAULT_RETRYABLE_CODES, ConformanceError, is_canonical
 
 PROTOCOL_VERSION = 1
 # The bounds of a protocol message, checked before anything else reads it: a message outside
@@ -185,12 +193,87 @@ class Capabilities(WireModel):
     error_codes: bool = False
 
 
+RetryAfterHeader = Literal["retry-after", "retry-after-ms"]
+_STATUS_CLASS = re.compile(r"[1-5]xx")
+# Bounds of a declared policy: beyond them a value is a mistake, not a policy.
+MAX_DECLARED_RETRIES = 100
+MAX_DECLARED_WAIT_S = 86_400.0
+
+
+class DeclaredRetryPolicy(WireModel):
+    """The retry policy an adapter runs of its own (a library's retry layer, whose constants
+    a case's ``retry`` cannot set), declared in its ``hello`` as ``retry_policy``.
+
+    A failure is retried, while retries are left, when its HTTP status is in ``statuses``
+    or its canonical code in ``codes``; a failure after a 2xx response began (in its body)
+    only with ``mid_stream``. A wait the provider does not direct lies within
+    ``[backoff_min_s, backoff_max_s]``. The ``retry_after`` headers, read in that order, set
+    the wait exactly up to ``retry_after_max_s``; above it, ``over_cap`` says what happens.
+    """
+
+    max_retries: int = Field(ge=0, le=MAX_DECLARED_RETRIES)
+    statuses: list[int | str] = Field(default_factory=list)  # 429, or a class: "5xx"
+    codes: list[str] = Field(default_factory=list)
+    mid_stream: bool = False
+    backoff_min_s: float = Field(ge=0, le=MAX_DECLARED_WAIT_S)
+    backoff_max_s: float = Field(ge=0, le=MAX_DECLARED_WAIT_S)
+    retry_after: list[RetryAfterHeader] = Field(default_factory=list)
+    retry_after_max_s: float | None = Field(default=None, gt=0, le=MAX_DECLARED_WAIT_S)
+    over_cap: Literal["no-retry", "backoff"] = "no-retry"
+    should_retry_header: bool = False  # obeys `x-should-retry: true|false` on an error status
+
+    @field_validator("statuses")
+    @classmethod
+    def _statuses(cls, statuses: list[int | str]) -> list[int | str]:
+        for status in statuses:
+            if isinstance(status, int) and not 100 <= status <= 599:
+                raise ValueError(f"status {status} is not an HTTP status (100-599)")
+            if isinstance(status, str) and not _STATUS_CLASS.fullmatch(status):
+                raise ValueError(f"status {status!r} is neither a number nor a class like '5xx'")
+        return statuses
+
+    @field_validator("codes")
+    @classmethod
+    def _codes(cls, codes: list[str]) -> list[str]:
+        for code in codes:
+            if not is_canonical(code):
+                raise ValueError(f"{code!r} is not a canonical code")
+        return codes
+
+    @field_validator("retry_after")
+    @classmethod
+    def _headers(cls, headers: list[RetryAfterHeader]) -> list[RetryAfterHeader]:
+        if len(set(headers)) != len(headers):
+            raise ValueError("a header is listed twice")
+        return headers
+
+    @model_validator(mode="after")
+    def _backoff_ordered(self) -> "DeclaredRetryPolicy":
+        if self.backoff_min_s > self.backoff_max_s:
+            raise ValueError("backoff_min_s must not exceed backoff_max_s")
+        return self
+
+    def retries_status(self, status: int) -> bool:
+        """Whether ``statuses`` lists ``status``, by number or by class."""
+        return status in self.statuses or f"{status // 100}xx" in self.statuses
+
+
 class Hello(WireModel):
     type: Literal["hello"] = "hello"
     protocol: int
     name: str
     version: str
     capabilities: Capabilities
+    # Optional in protocol v1: absent, a retry layer follows each case's `retry` policy.
+    retry_policy: DeclaredRetryPolicy | None = None
+
+    @model_validator(mode="after")
+    def _policy_of_a_retry_layer(self) -> "Hello":
+        if self.retry_policy is not None and not self.capabilities.retry:
+            raise ValueError(
+                "retry_policy declares a retry layer: it needs capabilities.retry true"
+            )
+        return self
 
 
 class RetryPolicy(WireModel):

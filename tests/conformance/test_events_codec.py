@@ -11,6 +11,7 @@ from conformance.events import (
     BlockEnd,
     BlockStart,
     Capabilities,
+    DeclaredRetryPolicy,
     End,
     Event,
     EventDecodeError,
@@ -238,6 +239,86 @@ def test_undeclared_capabilities_are_not_claimed() -> None:
 def test_hello_rejects_non_boolean_capability() -> None:
     with pytest.raises(EventDecodeError, match=r"capabilities\.retry"):
         parse_hello_line(HELLO_LINE.replace('"retry": true', '"retry": "yes"'))
+
+
+# openai-python's defaults, as a shim declares them.
+DECLARED = {
+    "max_retries": 2,
+    "statuses": [408, 409, 429, "5xx"],
+    "codes": ["TRANSPORT", "TIMEOUT"],
+    "backoff_min_s": 0.375,
+    "backoff_max_s": 8,
+    "retry_after": ["retry-after-ms", "retry-after"],
+    "retry_after_max_s": 120,
+    "should_retry_header": True,
+}
+
+
+def _hello_with_policy(policy: object) -> str:
+    return HELLO_LINE[:-1] + f', "retry_policy": {json.dumps(policy)}}}'
+
+
+def test_a_hello_without_retry_policy_is_read_and_written_as_before() -> None:
+    hello = parse_hello_line(HELLO_LINE)
+    assert hello.retry_policy is None
+    assert "retry_policy" not in hello.to_json_line()
+
+
+def test_a_declared_retry_policy_parses_with_its_defaults() -> None:
+    policy = parse_hello_line(_hello_with_policy(DECLARED)).retry_policy
+    assert policy == DeclaredRetryPolicy(
+        max_retries=2,
+        statuses=[408, 409, 429, "5xx"],
+        codes=["TRANSPORT", "TIMEOUT"],
+        mid_stream=False,
+        backoff_min_s=0.375,
+        backoff_max_s=8.0,
+        retry_after=["retry-after-ms", "retry-after"],
+        retry_after_max_s=120.0,
+        over_cap="no-retry",
+        should_retry_header=True,
+    )
+    assert [policy.retries_status(s) for s in (429, 529, 500, 400, 410)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"max_retries": -1}, r"retry_policy\.max_retries: Input should be greater"),
+        ({"max_retries": 1000}, r"retry_policy\.max_retries: Input should be less"),
+        ({"max_retries": "2"}, r"retry_policy\.max_retries: Input should be a valid integer"),
+        ({"statuses": [700]}, r"status 700 is not an HTTP status"),
+        ({"statuses": ["5XX"]}, r"status '5XX' is neither a number nor a class"),
+        ({"codes": ["overloaded"]}, r"'overloaded' is not a canonical code"),
+        ({"backoff_min_s": 9}, r"backoff_min_s must not exceed backoff_max_s"),
+        ({"retry_after": ["Retry-After"]}, r"retry_policy\.retry_after\.0"),
+        ({"retry_after": ["retry-after", "retry-after"]}, r"a header is listed twice"),
+        ({"retry_after_max_s": 0}, r"retry_policy\.retry_after_max_s: Input should be greater"),
+        ({"over_cap": "clamp"}, r"retry_policy\.over_cap"),
+        ({"jitter": 0.25}, r"retry_policy\.jitter: Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_retry_policy_is_a_clear_decode_error(change: dict[str, object], reason: str) -> None:
+    with pytest.raises(EventDecodeError, match=r"^invalid Hello: .*" + reason):
+        parse_hello_line(_hello_with_policy(DECLARED | change))
+
+
+def test_a_retry_policy_needs_the_retry_capability() -> None:
+    line = _hello_with_policy(DECLARED).replace('"retry": true', '"retry": false')
+    with pytest.raises(EventDecodeError, match="retry_policy declares a retry layer"):
+        parse_hello_line(line)
+
+
+def test_a_retry_policy_is_held_to_the_protocol_bounds() -> None:
+    line = _hello_with_policy(DECLARED).replace('"max_retries": 2', f'"max_retries": {HUGE_INT}')
+    with pytest.raises(EventDecodeError, match="integer out of range"):
+        parse_hello_line(line)
 
 
 RUN_LINE = json.dumps(
