@@ -10,25 +10,27 @@ round. Besides the outcome it records the *features* of the wire (an identity re
 from .agreement import Disagreement, expect_disagreements, outcome_expect
 from .expect import expected_attempt, expected_outcome
 from .http_errors import classify_status, error_detail, retry_after_ms
-from .outcome import (
-    SUCCESS_REASONS,
-    ExpectedAttempt,
-    ExpectedOutcome,
+from .outcome import SUCCESS_REASONS, ExpectedAttempt, ExpectedOutcome
+from .reading import map_usage, sse_payloads
+from .retrying import (
+    AnyRetryPolicy,
     RetryDecision,
     WaitBounds,
+    directed_wait_ms,
     retry_decision,
     wait_bounds,
 )
-from .reading import map_usage, sse_payloads
 
 __all__ = [
     "SUCCESS_REASONS",
+    "AnyRetryPolicy",
     "Disagreement",
     "ExpectedAttempt",
     "ExpectedOutcome",
     "RetryDecision",
     "WaitBounds",
     "classify_status",
+    "directed_wait_ms",
     "error_detail",
     "expect_disagreements",
     "expected_attempt",

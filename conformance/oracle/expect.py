@@ -10,16 +10,17 @@ from fakeprovider.playback import stream_plan
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 
 from ..codes import STREAM_CLOSED, TIMEOUT, TRANSPORT
-from ..events import RetryPolicy
 from .http_errors import _http_error, _status_failure
-from .outcome import ExpectedAttempt, ExpectedOutcome, retry_decision
+from .outcome import ExpectedAttempt, ExpectedOutcome
 from .reading import _framing_features, _Reading, sse_payloads
+from .retrying import AnyRetryPolicy, retry_decision
 
 
 def expected_outcome(
-    scenario: Scenario, policy: RetryPolicy | None, *, now: float | None = None
+    scenario: Scenario, policy: AnyRetryPolicy | None, *, now: float | None = None
 ) -> ExpectedOutcome:
-    """The attempts a conforming adapter makes against ``scenario`` with ``policy``.
+    """The attempts a conforming adapter makes against ``scenario`` with ``policy`` (the
+    case's, or the one the adapter declared it runs).
 
     ``policy`` None means retries are off (an adapter without the retry capability).
     """
@@ -32,7 +33,7 @@ def expected_outcome(
             return ExpectedOutcome(tuple(attempts))
 
 
-def _retried(attempt: ExpectedAttempt, policy: RetryPolicy | None, retries_done: int) -> bool:
+def _retried(attempt: ExpectedAttempt, policy: AnyRetryPolicy | None, retries_done: int) -> bool:
     return policy is not None and retry_decision(attempt, policy, retries_done) == "retry"
 
 

@@ -126,5 +126,11 @@ def _status_failure(
         if not _is_delay_seconds(_header(headers, "retry-after").strip()):
             features.add("retry-after-date")
     return ExpectedAttempt(
-        number, "error", code, retry_after_ms=after, status=status, features=frozenset(features)
+        number,
+        "error",
+        code,
+        retry_after_ms=after,
+        status=status,
+        headers=tuple(sorted((name.lower(), value) for name, value in headers.items())),
+        features=frozenset(features),
     )

@@ -1,11 +1,11 @@
-"""What the oracle states: the expected attempts of a case and the retry decisions between them."""
+"""What the oracle states: the expected attempts of a case."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ..events import Block, RetryPolicy, Usage
+from ..events import Block, Usage
 
 SUCCESS_REASONS = ("stop", "tool-calls", "max-tokens")
 
@@ -24,6 +24,9 @@ class ExpectedAttempt:
     billed_usage: Usage | None = None
     retry_after_ms: float | None = None
     status: int | None = None  # HTTP status of an error response
+    # An error response's headers, names in lower case: what a declared retry policy may
+    # read besides Retry-After (retry-after-ms, x-should-retry).
+    headers: tuple[tuple[str, str], ...] = ()
     features: frozenset[str] = frozenset()
     # A body that closed after its finish but before [DONE]: the attempt read as if [DONE]
     # had come, which the interop contract accepts (S5).
@@ -32,6 +35,17 @@ class ExpectedAttempt:
     @property
     def success(self) -> bool:
         return self.reason in SUCCESS_REASONS
+
+    @property
+    def in_body(self) -> bool:
+        """The attempt failed after a 2xx response began (in its body), not before one:
+        no error status, no fault before the response."""
+        before = self.status is not None and not 200 <= self.status < 300
+        return not before and not any(f.startswith("fault-") for f in self.features)
+
+    def header(self, name: str) -> str | None:
+        """An error response's header (``name`` in lower case), or None."""
+        return next((value for key, value in self.headers if key == name), None)
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready view, as reports show it."""
@@ -68,48 +82,3 @@ class ExpectedOutcome:
 
     def summary(self) -> dict[str, Any]:
         return {"attempts": [attempt.summary() for attempt in self.attempts]}
-
-
-RetryDecision = Literal["success", "not-retryable", "budget-spent", "retry-after-over-cap", "retry"]
-
-
-def retry_decision(
-    attempt: ExpectedAttempt, policy: RetryPolicy, retries_done: int
-) -> RetryDecision:
-    """Whether a conforming retry layer retries after ``attempt`` (R1 to R3, R6), and if not,
-    why.
-
-    ``retries_done`` counts the retries made before it (0 after the first attempt).
-    """
-    if attempt.success:
-        return "success"
-    if attempt.code not in policy.retryable_codes:
-        return "not-retryable"
-    if retries_done >= policy.max_retries:
-        return "budget-spent"
-    if attempt.retry_after_ms is not None and attempt.retry_after_ms > policy.max_delay_ms:
-        return "retry-after-over-cap"
-    return "retry"
-
-
-@dataclass(frozen=True)
-class WaitBounds:
-    """The wait the spec asks for before a retry, in ms (R5, R6); no tolerance added."""
-
-    lower_ms: float
-    upper_ms: float
-    source: Literal["backoff", "retry-after"]
-
-
-def wait_bounds(policy: RetryPolicy, failed: ExpectedAttempt, retry: int) -> WaitBounds:
-    """The wait before retry ``retry`` (1-based) after ``failed``.
-
-    A usable Retry-After replaces the backoff and is waited exactly; otherwise the backoff
-    ``min(initial·2^(retry-1), max)`` is scaled by a factor in ``[1-jitter, 1+jitter]``.
-    """
-    if failed.retry_after_ms is not None:
-        return WaitBounds(failed.retry_after_ms, failed.retry_after_ms, "retry-after")
-    # Past 2**1023 the float overflows; the cap has long taken over by then.
-    nominal = min(policy.initial_delay_ms * 2.0 ** min(retry - 1, 1023), policy.max_delay_ms)
-    jitter = policy.jitter_ratio
-    return WaitBounds(nominal * (1 - jitter), nominal * (1 + jitter), "backoff")
