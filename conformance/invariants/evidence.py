@@ -3,6 +3,7 @@ assembled outcome of each attempt, the provider's request log and the oracle's v
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from ..events import (
     Block,
     BlockEnd,
     Capabilities,
+    DeclaredRetryPolicy,
     Event,
     Finish,
     ReasoningBlock,
@@ -27,7 +29,13 @@ from ..events import (
     Usage,
     arguments_match,
 )
-from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_attempt
+from ..oracle import (
+    AnyRetryPolicy,
+    ExpectedAttempt,
+    ExpectedOutcome,
+    expected_attempt,
+    expected_outcome,
+)
 from ..quirks import ASPECT_TITLES, Aspect, contested_aspects
 from ..verdicts import CaseStatus, Contract
 
@@ -101,14 +109,45 @@ class Evidence:
     detail: str = ""  # why the case is not `completed`
     contract: Contract = "harness"  # checkers with an aspect the interop contract only records
     timeout_s: float | None = None  # the case's bound, retries included
+    # The policy the adapter runs instead of the case's (its hello's `retry_policy`); with
+    # one, `policy` is the case's, which the harness contract still judges by.
+    declared: DeclaredRetryPolicy | None = None
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
     # The aspects of the outcome the scenario's ambiguous quirk leaves open, each with what
     # contests it (INVARIANTS.md §Q); empty for a stream with one reading.
     contested: Mapping[Aspect, str] = field(init=False)
+    # The oracle's outcome under the declared policy (None without one).
+    declared_expected: ExpectedOutcome | None = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "attempts", split_attempts(self.events))
+        attempts = split_attempts(self.events)
+        if self.declared is not None and len(self.requests) > len(attempts):
+            # A library retries out of its caller's sight: the outcome it hands back is the
+            # last request's, whatever came before.
+            last = dataclasses.replace(attempts[-1], number=len(self.requests))
+            attempts = (*attempts[:-1], last)
+        object.__setattr__(self, "attempts", attempts)
         object.__setattr__(self, "contested", contested_aspects(self.scenario))
+        declared = None if self.declared is None else expected_outcome(self.scenario, self.declared)
+        object.__setattr__(self, "declared_expected", declared)
+
+    @property
+    def judged_policy(self) -> AnyRetryPolicy | None:
+        """The policy the contract judges retry decisions and waits by (None: no retry
+        layer). The case's, for an adapter that follows it and under the harness contract,
+        whose rules it states; under interop, the one the adapter declared it runs."""
+        if self.policy is None:
+            return None
+        if self.declared is not None and self.contract == "interop":
+            return self.declared
+        return self.policy
+
+    @property
+    def judged_expected(self) -> ExpectedOutcome:
+        """The oracle's outcome under :attr:`judged_policy`."""
+        if self.declared_expected is not None and self.judged_policy is self.declared:
+            return self.declared_expected
+        return self.expected
 
     def contest(self, aspects: Iterable[Aspect]) -> str | None:
         """Why a finding in ``aspects`` is only recorded: what leaves the first of them the

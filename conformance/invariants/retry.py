@@ -6,6 +6,14 @@ with which bodies) is the ground truth for what the adapter did; its events show
 caller was handed (everything after the last `retry`). Every invariant here needs the
 `retry` capability: an adapter without a retry layer gets `n/a` on each case that
 exercises it, judged by the attempts it would have made under the case's policy.
+
+An adapter may declare the policy it runs instead of the case's (its hello's
+`retry_policy`: a library's own retry layer, whose retries its caller never sees). What is
+about meaning is judged against the declared policy under both contracts: nothing of a
+discarded attempt reaches the caller (R7, R8), the retried body is the same (R4), no
+request past the declared budget (R2). The rest follows the contract
+(:attr:`Evidence.judged_policy`): the harness's rules under `harness`, the declaration
+under `interop`.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Literal
 
 from ..codes import DEFAULT_RETRYABLE_CODES, EMPTY_RESPONSE, MALFORMED_TOOL_CALL
 from ..events import (
+    DeclaredRetryPolicy,
     ReasoningBlock,
     ReasoningDelta,
     Retry,
@@ -28,8 +37,10 @@ from ..events import (
 )
 from ..options import DEFAULT_POLICY, case_policy
 from ..oracle import (
+    AnyRetryPolicy,
     ExpectedAttempt,
     ExpectedOutcome,
+    directed_wait_ms,
     expected_outcome,
     retry_decision,
     wait_bounds,
@@ -65,8 +76,8 @@ LOWER_SLACK_MS = 5.0
 UPPER_SLACK_MS = 1500.0
 UPPER_SLACK_RATIO = 0.5
 
-RetryApplies = Callable[[ExpectedOutcome, RetryPolicy], bool]
-RetryCompare = Callable[[Evidence, RetryPolicy], Judgement]
+RetryApplies = Callable[[ExpectedOutcome, AnyRetryPolicy], bool]
+RetryCompare = Callable[[Evidence, AnyRetryPolicy], Judgement]
 
 
 def _judge(evidence: Evidence, applies: RetryApplies, compare: RetryCompare) -> Judgement | None:
@@ -79,24 +90,36 @@ def _judge(evidence: Evidence, applies: RetryApplies, compare: RetryCompare) -> 
     outcome, policy = _conforming(evidence)
     if not applies(outcome, policy):
         return None
-    if evidence.policy is None:
+    if evidence.judged_policy is None:
         return held("the adapter has no retry layer")  # the registry reports it n/a
-    return compare(evidence, evidence.policy)
+    return compare(evidence, policy)
 
 
-def _conforming(evidence: Evidence) -> tuple[ExpectedOutcome, RetryPolicy]:
-    if evidence.policy is not None:
-        return evidence.expected, evidence.policy
+def _conforming(evidence: Evidence) -> tuple[ExpectedOutcome, AnyRetryPolicy]:
+    policy = evidence.judged_policy
+    if policy is not None:
+        return evidence.judged_expected, policy
     policy = case_policy(DEFAULT_POLICY, evidence.scenario)
     return expected_outcome(evidence.scenario, policy), policy
+
+
+def _hidden_retries(evidence: Evidence) -> bool:
+    """The provider saw retries of a layer of the adapter's own (a declared policy), which
+    are judged on what they did whether or not the policy asked for them."""
+    return evidence.declared is not None and len(evidence.requests) > 1
 
 
 def _failed_attempts(outcome: ExpectedOutcome) -> list[ExpectedAttempt]:
     return [attempt for attempt in outcome.attempts if not attempt.success]
 
 
-def _retries(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
+def _retries(outcome: ExpectedOutcome, _: AnyRetryPolicy) -> bool:
     return len(outcome.attempts) > 1
+
+
+def _retried(evidence: Evidence) -> RetryApplies:
+    """The case has retries: the policy asks for them, or a declared layer made them."""
+    return lambda outcome, policy: _retries(outcome, policy) or _hidden_retries(evidence)
 
 
 def _reported_failures(evidence: Evidence) -> list[tuple[ExpectedAttempt, bool]]:
@@ -106,24 +129,31 @@ def _reported_failures(evidence: Evidence) -> list[tuple[ExpectedAttempt, bool]]
     The code is the adapter's own (the oracle's where the adapter reports no codes): whether
     its reading of the attempt was right is judged elsewhere (C, E, S, T, H), so a retry
     decision is judged against what the adapter concluded. An attempt it reported as a
-    success, or that crashed without a code, asks no retry decision of it.
+    success, or that crashed without a code, asks no retry decision of it. A request the
+    declared layer retried out of sight failed as the oracle reads it.
     """
     requests = len(evidence.requests)
+    observed = {seen.number: seen for seen in evidence.attempts}
     found = []
-    for seen in evidence.attempts:
-        if seen.number > requests or not seen.failed:
-            continue
-        served = evidence.scenario_attempt(seen.number)
-        code = seen.code if evidence.capabilities.error_codes else served.code
+    for number in range(1, requests + 1):
+        served = evidence.scenario_attempt(number)
+        seen = observed.get(number)
+        if seen is None:
+            hidden = evidence.declared is not None and not served.success
+            code = served.code if hidden else None
+        elif seen.failed:
+            code = seen.code if evidence.capabilities.error_codes else served.code
+        else:
+            code = None
         if code is None:
             continue
         as_seen = dataclasses.replace(served, reason="error", code=code)
-        found.append((as_seen, seen.number < requests))
+        found.append((as_seen, number < requests))
     return found
 
 
 def _decisions_kept(
-    evidence: Evidence, policy: RetryPolicy, judged: Callable[[ExpectedAttempt], bool]
+    evidence: Evidence, policy: AnyRetryPolicy, judged: Callable[[ExpectedAttempt], bool]
 ) -> Judgement:
     """Each ``judged`` failure was retried exactly when the policy retries it."""
     for attempt, retried in _reported_failures(evidence):
@@ -145,7 +175,7 @@ def _decisions_kept(
     return held(f"the provider saw {len(evidence.requests)} request(s)")
 
 
-def _out_of_time(evidence: Evidence, policy: RetryPolicy, failed: ExpectedAttempt) -> bool:
+def _out_of_time(evidence: Evidence, policy: AnyRetryPolicy, failed: ExpectedAttempt) -> bool:
     """A retry whose shortest wait would end past the case's own time bound (ADAPTER-PROTOCOL
     ``timeout_s``, retries included): an adapter rightly does not start it."""
     if evidence.timeout_s is None or not evidence.requests:
@@ -197,34 +227,49 @@ def check_retryable_codes_retried(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_budget(evidence: Evidence) -> Judgement | None:
-    def consumes_budget(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
+    def consumes_budget(outcome: ExpectedOutcome, policy: AnyRetryPolicy) -> bool:
         return any(
             retry_decision(attempt, policy, attempt.number - 1) in ("retry", "budget-spent")
             for attempt in _failed_attempts(outcome)
         )
 
-    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
-        allowed = policy.max_retries + 1
+    def applies(outcome: ExpectedOutcome, policy: AnyRetryPolicy) -> bool:
+        own, expected = evidence.declared, evidence.declared_expected
+        under_own = own is not None and expected is not None and consumes_budget(expected, own)
+        return consumes_budget(outcome, policy) or under_own or _hidden_retries(evidence)
+
+    def compare(ev: Evidence, policy: AnyRetryPolicy) -> Judgement:
+        budgets = [policy.max_retries]
+        if ev.declared is not None and ev.declared is not policy:
+            budgets.append(ev.declared.max_retries)  # the declared budget holds in both
+        allowed = min(budgets) + 1
         if len(ev.requests) > allowed:
             return breached(
-                f"the provider saw {len(ev.requests)} requests; max_retries "
-                f"{policy.max_retries} allows {allowed}"
+                f"the provider saw {len(ev.requests)} requests; "
+                f"{_whose(ev, min(budgets))}max_retries {min(budgets)} allows {allowed}"
             )
         return _budget_outcome(ev, policy) or held(
             f"{len(ev.requests)} of at most {allowed} requests"
         )
 
-    return _judge(evidence, consumes_budget, compare)
+    return _judge(evidence, applies, compare)
 
 
-def _budget_outcome(ev: Evidence, policy: RetryPolicy) -> Judgement | None:
+def _whose(ev: Evidence, budget: int) -> str:
+    """Which policy's budget, where the adapter declared one of its own."""
+    if ev.declared is None:
+        return ""
+    return "the declared " if budget == ev.declared.max_retries else "the case's "
+
+
+def _budget_outcome(ev: Evidence, policy: AnyRetryPolicy) -> Judgement | None:
     """A spent budget turned into a success by the retry layer itself.
 
     Only where the adapter reported the very code on an earlier attempt: then it read the
     last attempt's failure too, and the layer, not the reading, hid it. The rest of the
     case's differences follow from that one cause.
     """
-    final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
+    final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.judged_expected.final
     if retry_decision(final, policy, final.number - 1) != "budget-spent":
         return None
     visible = ev.attempts[-1]
@@ -260,10 +305,15 @@ def _default_retryable_or_removed(attempt: ExpectedAttempt, policy: RetryPolicy)
     ),
 )
 def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | None:
-    def applies(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
-        return any(_default_retryable_or_removed(a, policy) for a in _failed_attempts(outcome))
+    # A rule of the case's policy (its defaults, its retryable_codes): what a declared policy
+    # retries is R1's to judge.
+    def applies(outcome: ExpectedOutcome, policy: AnyRetryPolicy) -> bool:
+        return isinstance(policy, RetryPolicy) and any(
+            _default_retryable_or_removed(a, policy) for a in _failed_attempts(outcome)
+        )
 
-    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
+    def compare(ev: Evidence, policy: AnyRetryPolicy) -> Judgement:
+        assert isinstance(policy, RetryPolicy)
         return _decisions_kept(ev, policy, lambda a: _default_retryable_or_removed(a, policy))
 
     return _judge(evidence, applies, compare)
@@ -287,7 +337,7 @@ def check_refusals_retried_unless_removed(evidence: Evidence) -> Judgement | Non
     ),
 )
 def check_same_body(evidence: Evidence) -> Judgement | None:
-    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+    def compare(ev: Evidence, _: AnyRetryPolicy) -> Judgement:
         records = sorted(ev.requests, key=lambda record: record.attempt)
         bodies = [base64.b64decode(record.body_base64) for record in records]
         for record, body in zip(records[1:], bodies[1:], strict=True):
@@ -301,7 +351,7 @@ def check_same_body(evidence: Evidence) -> Judgement | None:
             return held("no retry reached the provider")
         return held(f"{len(bodies)} identical bodies of {len(bodies[0])} bytes")
 
-    return _judge(evidence, _retries, compare)
+    return _judge(evidence, _retried(evidence), compare)
 
 
 def _first_difference(first: bytes, other: bytes) -> int:
@@ -371,8 +421,11 @@ def _judge_waits(evidence: Evidence, basis: Literal["backoff", "retry-after"]) -
     return held("waits " + ", ".join(shown))
 
 
-def _backs_off(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
-    return any(attempt.retry_after_ms is None for attempt in outcome.attempts[:-1])
+def _backs_off(outcome: ExpectedOutcome, policy: AnyRetryPolicy) -> bool:
+    return any(
+        wait_bounds(policy, attempt, attempt.number).source == "backoff"
+        for attempt in outcome.attempts[:-1]
+    )
 
 
 @invariant(
@@ -418,25 +471,34 @@ def _retry_after_tolerance(wait: Wait) -> float:
     ),
 )
 def check_retry_after_honoured(evidence: Evidence) -> Judgement | None:
-    def asks_to_wait(outcome: ExpectedOutcome, policy: RetryPolicy) -> bool:
+    # Only a wait the policy reads: a declared policy that reads no Retry-After, or backs
+    # off above its cap, is judged by R5 on its backoff.
+    def asks_to_wait(outcome: ExpectedOutcome, policy: AnyRetryPolicy) -> bool:
         return any(
-            attempt.retry_after_ms is not None
+            wait_bounds(policy, attempt, attempt.number).source == "retry-after"
             and retry_decision(attempt, policy, attempt.number - 1)
             in ("retry", "retry-after-over-cap")
             for attempt in _failed_attempts(outcome)
         )
 
-    def compare(ev: Evidence, policy: RetryPolicy) -> Judgement:
+    def compare(ev: Evidence, policy: AnyRetryPolicy) -> Judgement:
         for attempt, retried in _reported_failures(ev):
             decision = retry_decision(attempt, policy, attempt.number - 1)
             if decision == "retry-after-over-cap" and retried:
+                asked = directed_wait_ms(attempt, policy) or 0.0
                 return breached(
-                    f"attempt {attempt.number}'s Retry-After ({attempt.retry_after_ms:.0f} ms) "
-                    f"exceeds max_delay_ms {policy.max_delay_ms:g}, yet it was retried"
+                    f"attempt {attempt.number}'s Retry-After ({asked:.0f} ms) "
+                    f"exceeds {_cap(policy)}, yet it was retried"
                 )
         return _judge_waits(ev, "retry-after")
 
     return _judge(evidence, asks_to_wait, compare)
+
+
+def _cap(policy: AnyRetryPolicy) -> str:
+    if isinstance(policy, DeclaredRetryPolicy):
+        return f"the declared retry_after_max_s {policy.retry_after_max_s:g}"
+    return f"max_delay_ms {policy.max_delay_ms:g}"
 
 
 # --- R7, R8: what the caller sees ------------------------------------------------------------
@@ -533,10 +595,13 @@ def _describe_calls(calls: list[ToolCallBlock]) -> str:
     ),
 )
 def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
-    def partial_output(outcome: ExpectedOutcome, _: RetryPolicy) -> bool:
-        return any(attempt.blocks for attempt in outcome.attempts[:-1])
+    def partial_output(outcome: ExpectedOutcome, _: AnyRetryPolicy) -> bool:
+        # With a declared layer, also what it discarded, whether or not it should have.
+        seen = range(1, len(evidence.requests)) if _hidden_retries(evidence) else range(0)
+        discarded = [*outcome.attempts[:-1], *map(evidence.scenario_attempt, seen)]
+        return any(attempt.blocks for attempt in discarded)
 
-    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+    def compare(ev: Evidence, _: AnyRetryPolicy) -> Judgement:
         seen = max(len(ev.requests), 1)
         served = [ev.scenario_attempt(n) for n in range(1, seen)] if ev.requests else []
         final = ev.scenario_attempt(seen) if ev.requests else ev.expected.final
@@ -559,7 +624,7 @@ def check_nothing_leaks(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_visible_outcome(evidence: Evidence) -> Judgement | None:
-    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
+    def compare(ev: Evidence, _: AnyRetryPolicy) -> Judgement:
         # The last attempt the provider served: whether the adapter should have made more
         # is R1-R3's to judge, on what it saw.
         final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
@@ -571,7 +636,7 @@ def check_visible_outcome(evidence: Evidence) -> Judgement | None:
             )
         return held(f"attempt {final.number}'s outcome: {visible.describe()}")
 
-    return _judge(evidence, _retries, compare)
+    return _judge(evidence, _retried(evidence), compare)
 
 
 # --- R9: what the caller is told about discarded attempts ------------------------------------
@@ -660,10 +725,22 @@ def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
     ),
 )
 def check_retries_reported(evidence: Evidence) -> Judgement | None:
-    def compare(ev: Evidence, _: RetryPolicy) -> Judgement:
-        problem = _unreported_usage(ev) or _unannounced(ev)
+    def compare(ev: Evidence, _: AnyRetryPolicy) -> Judgement:
+        problem = _unreported_usage(ev)
+        if problem:
+            return breached(problem)
+        problem = _unannounced(ev)
+        if problem and _out_of_sight(ev):
+            # What the declaration promises is judged; a library's caller hears of no retry.
+            reason = f"{problem}: the declared retry layer retries out of its caller's sight"
+            return Judgement(False, reason, recorded=True)
         return (
             breached(problem) if problem else held(f"{len(ev.requests) - 1} retry(ies) announced")
         )
 
-    return _judge(evidence, _retries, compare)
+    return _judge(evidence, _retried(evidence), compare)
+
+
+def _out_of_sight(ev: Evidence) -> bool:
+    """Under interop, an adapter with a declared policy that announces no retry at all."""
+    return ev.contract == "interop" and ev.declared is not None and not announcements(ev)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..events import DeclaredRetryPolicy
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, has_feature, judge_attempts
 from .evidence import Evidence, ObservedAttempt
@@ -53,6 +54,10 @@ def check_status_mapping(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_retry_after_read(evidence: Evidence) -> Judgement | None:
+    policy = evidence.judged_policy
+    if isinstance(policy, DeclaredRetryPolicy) and "retry-after" not in policy.retry_after:
+        return None  # judged by what it declared: it does not read Retry-After
+
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> Judgement:
         retry = seen.retry
         assert wanted.retry_after_ms is not None
@@ -139,6 +144,9 @@ def check_one_request_per_attempt(evidence: Evidence) -> Judgement | None:
     if evidence.status != "completed" and not evidence.requests:
         return None
     made, reported = len(evidence.requests), len(evidence.attempts)
+    if made > reported and evidence.declared is not None:
+        # A declared retry layer's own requests, which R judges against its declaration.
+        return held(f"{made - reported} of {made} requests retried by the declared retry layer")
     if made != reported:
         return breached(f"the provider saw {made} request(s) for {reported} attempt(s)")
     return held()

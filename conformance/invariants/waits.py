@@ -30,7 +30,8 @@ class Wait:
     measured_ms: float | None  # None: the provider never logged the failed attempt's end
     exact_end: bool  # the failed attempt's end was logged before the client could see it
     announced_ms: float | None  # the adapter's `retry` event, if it sent one
-    bounds: WaitBounds | None  # the spec's wait; None when the case ran with retries off
+    # The wait the contract's policy asks for; None when the case ran with retries off.
+    bounds: WaitBounds | None
 
 
 def announcements(evidence: Evidence) -> dict[int, Retry]:
@@ -58,8 +59,8 @@ def waits(evidence: Evidence) -> list[Wait]:
                 announced_ms=retry.delay_ms if retry is not None else None,
                 bounds=(
                     None
-                    if evidence.policy is None
-                    else wait_bounds(evidence.policy, failed, before.attempt)
+                    if evidence.judged_policy is None
+                    else wait_bounds(evidence.judged_policy, failed, before.attempt)
                 ),
             )
         )

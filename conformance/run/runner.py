@@ -113,7 +113,7 @@ async def run_judged(
     return {
         contract: RunResult(
             suite_version=suite_version(),
-            adapter=session.hello.model_dump(mode="json"),
+            adapter=session.hello.model_dump(mode="json", exclude_none=True),
             options={
                 "adapter": invocation,
                 "policy": policy.model_dump(mode="json"),
@@ -197,7 +197,7 @@ class ObservedCase:
             duration_s=round(self.duration_s, 4),
             verdicts=judge(evidence, strict=strict),
             events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
-            expected=evidence.expected.summary(),
+            expected=evidence.judged_expected.summary(),
             requests=[record.model_dump(mode="json") for record in evidence.requests],
             stderr=self.run.stderr,
             scenario=self.scenario.model_dump(mode="json"),
@@ -227,17 +227,19 @@ async def observe_case(
         status=run.status,
         detail=run.detail,
         timeout_s=case.timeout_s,
+        declared=session.hello.retry_policy,
     )
     return ObservedCase(scenario, run, evidence, duration)
 
 
 def _retry_summary(evidence: Evidence) -> RetrySummary | None:
     """Attempts and waits as the provider saw them; None for a case without retries."""
-    seen, expected = len(evidence.requests), len(evidence.expected.attempts)
+    seen, expected = len(evidence.requests), len(evidence.judged_expected.attempts)
     if seen < 2 and expected < 2:
         return None
+    policy = evidence.judged_policy
     return RetrySummary(
-        policy=evidence.policy.model_dump(mode="json") if evidence.policy else {},
+        policy=policy.model_dump(mode="json") if policy else {},
         attempts_seen=seen,
         attempts_expected=expected,
         waits=[_retry_wait(wait) for wait in waits(evidence)],

@@ -4,7 +4,6 @@ rely on, and the n/a rule for an adapter without a retry layer."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import email.utils
 import json
 from collections.abc import AsyncGenerator
@@ -12,21 +11,29 @@ from collections.abc import AsyncGenerator
 import httpx
 import pytest
 from pydantic import JsonValue, ValidationError
+from retry_evidence import (
+    BODY,
+    R_IDS,
+    evidence,
+    failed,
+    ok,
+    record,
+    scenario,
+    succeeded,
+    verdict,
+)
 from rich.console import Console
 
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.console import print_summary
 from conformance.events import (
-    BlockEnd,
     BlockStart,
     Capabilities,
     Event,
     Finish,
-    Retry,
     RetryPolicy,
     RunCase,
-    TextBlock,
     TextDelta,
     Usage,
 )
@@ -38,94 +45,11 @@ from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, ca
 from conformance.oracle import expected_outcome, retry_decision, wait_bounds
 from conformance.results import RunResult
 from conformance.run.runner import run_suite
-from conformance.verdicts import Verdict
-from fakeprovider.build import ScenarioBuilder, fault, http_error, stream
+from fakeprovider.build import fault, http_error, stream
 from fakeprovider.fixtures import load_fixtures
-from fakeprovider.registry import HowEnded, RequestRecord
+from fakeprovider.registry import HowEnded
 from fakeprovider.scenario import ErrorAttempt, ErrorResponse, Scenario
 from fakeprovider.wire import error_headers, retry_after_date
-
-EVERY = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
-BODY = b'{"model":"fake-model","stream":true}'
-R_IDS = [f"R{n}" for n in range(1, 10)]
-
-
-def ok(text: str = "The forecast for Paris is sunny.") -> object:
-    return stream().role().text(text).finish("stop").usage(24, 7).done()
-
-
-def scenario(*attempts: object, policy: dict[str, JsonValue] | None = None) -> Scenario:
-    builder = ScenarioBuilder("s")
-    for attempt in attempts:
-        builder.attempt(attempt)  # type: ignore[arg-type]
-    if policy is not None:
-        builder.retry_policy(**policy)
-    return builder.build()
-
-
-def record(
-    attempt: int,
-    received_ms: float,
-    ended_ms: float | None,
-    *,
-    ended: HowEnded = "complete",
-    body: bytes = BODY,
-) -> RequestRecord:
-    """A provider log entry; times in ms after an arbitrary epoch second."""
-    return RequestRecord(
-        scenario="s",
-        attempt=attempt,
-        method="POST",
-        path="/s/v1/chat/completions",
-        headers=[],
-        body=body.decode(),
-        body_base64=base64.b64encode(body).decode(),
-        received_at=1_000.0 + received_ms / 1000,
-        ended_at=None if ended_ms is None else 1_000.0 + ended_ms / 1000,
-        ended=ended,
-    )
-
-
-def evidence(
-    built: Scenario,
-    events: list[Event],
-    requests: list[RequestRecord],
-    *,
-    capabilities: Capabilities = EVERY,
-) -> Evidence:
-    policy = case_policy(DEFAULT_POLICY, built) if capabilities.retry else None
-    return Evidence(
-        scenario=built,
-        expected=expected_outcome(built, policy, now=1_000.0),
-        events=tuple(events),
-        capabilities=capabilities,
-        policy=policy,
-        idle_timeout_s=1.0,
-        requests=tuple(requests),
-    )
-
-
-def verdict(invariant: str, case: Evidence) -> Verdict | None:
-    judged = CATALOGUE[invariant].judge(case)
-    return None if judged is None else judged[0]
-
-
-def failed(code: str, *, retry_ms: float | None = None, attempt: int = 1) -> list[Event]:
-    events: list[Event] = [Finish(reason="error", code=code)]
-    if retry_ms is not None:
-        events.append(Retry(attempt=attempt, code=code, delay_ms=retry_ms))
-    return events
-
-
-def succeeded(text: str = "The forecast for Paris is sunny.") -> list[Event]:
-    return [
-        BlockStart(index=0, block_type="text"),
-        TextDelta(index=0, text=text),
-        BlockEnd(index=0, block=TextBlock(text=text)),
-        Usage(input_tokens=24, output_tokens=7, cache_read_tokens=0),
-        Finish(reason="stop"),
-    ]
-
 
 # --- R1-R3: what is retried ------------------------------------------------------------------
 
