@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fakeprovider.scenario import Scenario
 
@@ -159,7 +159,9 @@ def focus_cases(
 
 
 async def run_mutant(mutant: Mutant, fixtures: Sequence[Scenario], options: RunOptions) -> KillRow:
+    """Run one mutant, judged under the contract that must catch it (:attr:`Mutant.contract`)."""
     begun = time.monotonic()
+    options = replace(options, contract=mutant.contract)
     # Loaded by name, exactly as `--adapter conformance.adapters.mutants:<name>` loads it.
     session = load_python_adapter(mutant.target, options)
     try:

@@ -1,10 +1,12 @@
 """The honesty rule: every mutant is caught by each of its target invariants, and the
-reference adapter, over the same fixtures, by none."""
+reference adapter, over the same fixtures, by none: the one that follows each case's policy
+under the harness contract, and the one that runs the run's policy as its own and declares it
+under the interop contract (the contract the own-policy mutants are judged under)."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from rich.console import Console
@@ -12,7 +14,9 @@ from rich.console import Console
 from conformance.adapters.base import AdapterLoadError, load_python_adapter
 from conformance.adapters.mutants import MUTANTS, Mutant
 from conformance.adapters.mutants.decoders import LineFeedOnly
+from conformance.adapters.mutants.retries import fewer_retries
 from conformance.adapters.mutants.translators import EofIsDone
+from conformance.adapters.reference import declared_policy
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.cli.console import render_kill_table
 from conformance.invariants import CATALOGUE
@@ -20,6 +24,7 @@ from conformance.invariants.judging import CATCH_ALL
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
 from conformance.run.kill_table import Breach, KillRow, run_mutants, run_reference
+from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
 FIXTURES = load_fixtures([bundled_fixtures()])
@@ -27,9 +32,13 @@ FIXTURES = load_fixtures([bundled_fixtures()])
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0)
 
 
+OWN_POLICY = "conformance.adapters.reference:own_policy"
+
+
 @dataclass(frozen=True)
 class Outcome:
     reference: RunResult
+    own_policy: RunResult  # the reference with a declared policy, judged under interop
     rows: dict[str, KillRow]
 
 
@@ -37,23 +46,37 @@ class Outcome:
 def outcome() -> Outcome:
     async def run() -> Outcome:
         reference = await run_reference(FIXTURES, OPTIONS)
+        own = load_python_adapter(OWN_POLICY, OPTIONS)
         # Each mutant runs only the cases that exercise its targets; all at once, since
         # the cases mostly wait on the fake provider's clock.
-        rows = await run_mutants(FIXTURES, OPTIONS, baseline=reference, concurrency=len(MUTANTS))
-        return Outcome(reference, {row.mutant: row for row in rows})
+        own_policy, rows = await asyncio.gather(
+            run_suite(own, FIXTURES, replace(OPTIONS, contract="interop")),
+            run_mutants(FIXTURES, OPTIONS, baseline=reference, concurrency=len(MUTANTS)),
+        )
+        return Outcome(reference, own_policy, {row.mutant: row for row in rows})
 
     return asyncio.run(run())
 
 
-def test_reference_passes_everything(outcome: Outcome) -> None:
+@pytest.mark.parametrize("which", ["reference", "own_policy"])
+def test_reference_passes_everything(outcome: Outcome, which: str) -> None:
+    result: RunResult = getattr(outcome, which)
     problems = [
         f"{case.case} {invariant}: {verdict.verdict} ({verdict.reason})"
-        for case in outcome.reference.cases
+        for case in result.cases
         for invariant, verdict in case.verdicts.items()
         if verdict.verdict in ("fail", "non-strict")
     ]
     assert not problems
-    assert {case.status for case in outcome.reference.cases} == {"completed"}
+    assert {case.status for case in result.cases} == {"completed"}
+
+
+def test_the_own_policy_reference_declares_the_run_s_policy() -> None:
+    hello = load_python_adapter(OWN_POLICY, OPTIONS).hello
+    assert hello.capabilities.retry
+    assert hello.retry_policy == declared_policy(OPTIONS.policy)
+    assert hello.retry_policy.codes == OPTIONS.policy.retryable_codes
+    assert load_python_adapter(REFERENCE, OPTIONS).hello.retry_policy is None
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
@@ -93,13 +116,17 @@ def test_every_must_invariant_of_the_core_and_retry_families_has_a_mutant() -> N
     assert must - targeted == set()
 
 
+REFERENCE = "conformance.adapters.reference:factory"
+
+
 def test_a_mutant_loads_by_name_like_any_adapter() -> None:
     session = load_python_adapter("conformance.adapters.mutants:eof_is_done", OPTIONS)
     assert session.hello.name == "streamconform-mutant-eof_is_done"
-    assert (
-        session.hello.capabilities
-        == load_python_adapter("conformance.adapters.reference:factory", OPTIONS).hello.capabilities
-    )
+    assert session.hello.capabilities == load_python_adapter(REFERENCE, OPTIONS).hello.capabilities
+    lying = load_python_adapter("conformance.adapters.mutants:declares_fewer_retries", OPTIONS)
+    assert lying.hello.retry_policy == fewer_retries(declared_policy(OPTIONS.policy))
+    assert MUTANTS["declares_fewer_retries"].contract == "interop"
+    assert MUTANTS["eof_is_done"].contract == "harness"
     with pytest.raises(AdapterLoadError, match="no such mutant"):
         load_python_adapter("conformance.adapters.mutants:no_such_bug", OPTIONS)
 
@@ -111,6 +138,8 @@ def test_a_mutant_has_one_bug_and_known_targets() -> None:
         Mutant("no_bug", "nothing swapped", ("S5",), decoder=SSEDecoder)
     with pytest.raises(ValueError, match="unknown or no target"):
         Mutant("bad_target", "eof is done", ("Z9",), translator=EofIsDone)
+    with pytest.raises(ValueError, match="only a policy of its own can be misdeclared"):
+        Mutant("lie", "declares less", ("R2",), misdeclared=fewer_retries)
 
 
 def test_kill_table_renders_every_mutant(outcome: Outcome) -> None:

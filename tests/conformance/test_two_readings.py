@@ -21,7 +21,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from conformance import codes, oracle
 from conformance.adapters.reference import (
@@ -33,9 +33,10 @@ from conformance.adapters.reference import (
     classify_stream_error,
     code_for_status,
     decide_retry,
+    declared_policy,
     parse_retry_after,
 )
-from conformance.events import BlockEnd, Finish, RetryPolicy
+from conformance.events import MAX_DECLARED_WAIT_S, BlockEnd, Finish, RetryPolicy
 from conformance.strategies import family_cases
 from fakeprovider.build import ABSENT, ScenarioBuilder, stream
 from fakeprovider.scenario import Scenario, StreamAttempt
@@ -245,8 +246,8 @@ ALL_CODES = (*sorted(codes.CANONICAL_CODES), "HTTP_404", "CONTENT_FILTER")
 
 
 @st.composite
-def policies(draw: st.DrawFn) -> RetryPolicy:
-    delays = st.floats(1e-3, 1e9)
+def policies(draw: st.DrawFn, longest_ms: float = 1e9) -> RetryPolicy:
+    delays = st.floats(1e-3, longest_ms)
     initial, cap = sorted((draw(delays), draw(delays)))
     return RetryPolicy(
         max_retries=draw(st.integers(0, 5)),
@@ -276,6 +277,34 @@ def test_retry_decision_and_wait_agree(
             if delay is not None:
                 bounds = oracle.wait_bounds(policy, failed, retries_done + 1)
                 assert bounds.lower_ms <= delay <= bounds.upper_ms
+
+
+# A declared wait is at most MAX_DECLARED_WAIT_S, jitter (at most doubling) included.
+DECLARABLE = policies(longest_ms=MAX_DECLARED_WAIT_S * 1000 / 2)
+
+
+@given(DECLARABLE, st.floats(-1, 1), st.one_of(st.none(), st.floats(1e-3, 1e12)))
+@MANY
+def test_the_reference_s_own_policy_and_its_declaration_agree(
+    policy: RetryPolicy, sample: float, retry_after_ms: float | None
+) -> None:
+    """The reference running ``policy`` as its own, and the oracle reading what it declares
+    (seconds, not ms: a Retry-After exactly at the cap may round either way, so it is left
+    out)."""
+    assume(retry_after_ms is None or abs(retry_after_ms - policy.max_delay_ms) > 1e-6)
+    declared = declared_policy(policy)
+    for code in ALL_CODES:
+        for retries_done in range(policy.max_retries + 2):
+            failed = oracle.ExpectedAttempt(
+                retries_done + 1, "error", code, retry_after_ms=retry_after_ms
+            )
+            failure = Failure(code, "failed", retry_after_ms=retry_after_ms)
+            delay = decide_retry(policy, failure, retries_done, jitter_sample=sample)
+            decision = oracle.retry_decision(failed, declared, retries_done)
+            assert (decision == "retry") == (delay is not None), (code, retries_done)
+            if delay is not None:
+                bounds = oracle.wait_bounds(declared, failed, retries_done + 1)
+                assert bounds.lower_ms * (1 - 1e-9) <= delay <= bounds.upper_ms * (1 + 1e-9)
 
 
 @given(policies(), st.integers(1, 2000))

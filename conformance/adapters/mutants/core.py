@@ -2,8 +2,12 @@
 
 The pieces are the reference's own seams: the translator (payloads → events), the SSE
 decoder (bytes → payloads), the attempt (one HTTP request, an `AttemptStream`), the retry
-layer (attempts in sequence, `run_with_retries`), and, for bugs in the event grammar
-itself, a rewrite of each event the adapter yields.
+layer (attempts in sequence, `run_with_retries`), for bugs in the event grammar itself, a
+rewrite of each event the adapter yields, and the retry policy its hello declares.
+
+A mutant with `own_policy` is a variant of the reference that runs the run's policy as its
+own and declares it (`conformance.adapters.reference:own_policy`, as a library's shim does):
+judged under the interop contract, where a declaration is what retries are held to.
 """
 
 from __future__ import annotations
@@ -20,13 +24,16 @@ from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.adapters.reference.translate import StreamTranslator
-from conformance.events import Event, RunCase
+from conformance.events import DeclaredRetryPolicy, Event, RunCase
 from conformance.invariants import CATALOGUE
 from conformance.options import RunOptions
+from conformance.verdicts import Contract
 
 # What a rewrite yields for one event; a dict is the event's JSON form, as an adapter may send.
 Emitted = Event | dict[str, Any]
 Rewrite = Callable[[Event], Sequence[Emitted]]
+# A misstatement of the policy the adapter runs: its true declaration in, the one it sends out.
+Misdeclare = Callable[[DeclaredRetryPolicy], DeclaredRetryPolicy]
 
 
 class MakeAttempt(Protocol):
@@ -59,6 +66,8 @@ class Mutant:
     attempt: MakeAttempt = AttemptStream
     retry_layer: RetryLayer = run_with_retries
     rewrite: Rewrite = unchanged
+    own_policy: bool = False  # the reference that runs and declares a policy of its own
+    misdeclared: Misdeclare | None = None
 
     def __post_init__(self) -> None:
         unknown = [target for target in self.targets if target not in CATALOGUE]
@@ -70,9 +79,18 @@ class Mutant:
             self.attempt is not AttemptStream,
             self.retry_layer is not run_with_retries,
             self.rewrite is not unchanged,
+            self.misdeclared is not None,
         ]
         if sum(swapped) != 1:  # one bug each, or a kill could not be attributed to it
             raise ValueError(f"mutant {self.name} must swap exactly one piece of the reference")
+        if self.misdeclared is not None and not self.own_policy:
+            raise ValueError(f"mutant {self.name}: only a policy of its own can be misdeclared")
+
+    @property
+    def contract(self) -> Contract:
+        """The contract whose verdicts must catch it: interop holds an adapter to the
+        policy it declares."""
+        return "interop" if self.own_policy else "harness"
 
     @property
     def target(self) -> str:
@@ -81,7 +99,7 @@ class Mutant:
 
     def factory(self, options: RunOptions) -> MutantAdapter:
         """The ``--adapter`` factory (``conformance.adapters.mutants:<name>``)."""
-        return MutantAdapter(self)
+        return MutantAdapter(self, options)
 
     def start_attempt(self, client: httpx.AsyncClient, case: RunCase, body: bytes) -> Attempt:
         return self.attempt(client, case, body, decoder=self.decoder, translator=self.translator)
@@ -90,14 +108,18 @@ class Mutant:
 class MutantAdapter:
     """The reference adapter built with the mutant's piece; same capabilities, own name."""
 
-    def __init__(self, mutant: Mutant) -> None:
+    def __init__(self, mutant: Mutant, options: RunOptions) -> None:
         self.mutant = mutant
         self._inner = ReferenceAdapter(
-            start_attempt=mutant.start_attempt, retry_layer=mutant.retry_layer
+            start_attempt=mutant.start_attempt,
+            retry_layer=mutant.retry_layer,
+            own_policy=options.policy if mutant.own_policy else None,
         )
-        self.hello = ReferenceAdapter.hello.model_copy(
-            update={"name": f"streamconform-mutant-{mutant.name}"}
-        )
+        hello = self._inner.hello
+        update: dict[str, Any] = {"name": f"streamconform-mutant-{mutant.name}"}
+        if mutant.misdeclared is not None and hello.retry_policy is not None:
+            update["retry_policy"] = mutant.misdeclared(hello.retry_policy)
+        self.hello = hello.model_copy(update=update)
 
     async def run(
         self, case: RunCase, http_client: httpx.AsyncClient | None = None

@@ -307,6 +307,43 @@ _ALL = (
         ("R9",),
         retry_layer=retries.drops_discarded_usage,
     ),
+    # R — a retry policy of its own, declared in the hello, judged under interop
+    Mutant(
+        "hidden_retry_replays_prefix",
+        "Retries out of the caller's sight, as a library does, but the discarded attempt's "
+        "text stays in front of the answer.",
+        ("R7",),
+        retry_layer=retries.hidden_retry_replays_prefix,
+        own_policy=True,
+    ),
+    Mutant(
+        "declares_fewer_retries",
+        "Declares one retry fewer than it makes (a library's default changed under its shim).",
+        ("R2",),
+        own_policy=True,
+        misdeclared=retries.fewer_retries,
+    ),
+    Mutant(
+        "declares_server_final",
+        "Declares SERVER final, yet retries it (a shim that forgot the 5xx statuses).",
+        ("R1",),
+        own_policy=True,
+        misdeclared=retries.server_final,
+    ),
+    Mutant(
+        "declares_slower_backoff",
+        "Declares a backoff of at least 0.5 s; it retries after 1 ms.",
+        ("R5",),
+        own_policy=True,
+        misdeclared=retries.slower_backoff,
+    ),
+    Mutant(
+        "declares_lower_retry_after_cap",
+        "Declares it waits for Retry-After up to 0.5 s only, yet waits a longer one and retries.",
+        ("R6",),
+        own_policy=True,
+        misdeclared=retries.lower_retry_after_cap,
+    ),
 )
 
 MUTANTS: dict[str, Mutant] = {mutant.name: mutant for mutant in _ALL}

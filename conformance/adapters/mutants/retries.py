@@ -1,8 +1,9 @@
 """Retry mutants: the reference's retry layer with one retry rule broken (or, for the request
-body, its attempt).
+body, its attempt; for a policy of its own, its declaration).
 
 Decision bugs swap `decide_retry` inside `run_with_retries`; bugs in what a retry shows the
-caller wrap the layer's events, keeping state for one case (one call of the layer).
+caller wrap the layer's events, keeping state for one case (one call of the layer); a
+misdeclaration changes what the hello says of the policy that runs.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from conformance.adapters.reference.retry import (
 )
 from conformance.adapters.reference.retry_policy import decide_retry
 from conformance.adapters.reference.shell import AttemptStream
-from conformance.codes import DEFAULT_RETRYABLE_CODES, EMPTY_RESPONSE, MALFORMED_TOOL_CALL
+from conformance.codes import DEFAULT_RETRYABLE_CODES, EMPTY_RESPONSE, MALFORMED_TOOL_CALL, SERVER
 from conformance.events import (
     BlockEnd,
     BlockStart,
+    DeclaredRetryPolicy,
     Event,
     Finish,
     Retry,
@@ -267,3 +269,54 @@ replays_discarded_prefix = _variant(shown=_prefix_replayed)
 keeps_phantom_call = _variant(shown=_phantom_call_kept)
 exhausted_empty_succeeds = _variant(shown=_exhausted_empty_succeeds)
 drops_discarded_usage = _variant(shown=_discarded_usage_dropped)
+
+
+async def _discarded_hidden(events: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
+    """Only the last attempt's events reach the caller, as a library's do: its retries and
+    the attempts they discarded stay out of sight."""
+    attempt: list[Event] = []
+    async with aclosing(events):
+        async for event in events:
+            attempt = [] if isinstance(event, Retry) else [*attempt, event]
+    for event in attempt:
+        yield event
+
+
+def _prefix_replayed_out_of_sight(
+    events: AsyncGenerator[Event, None],
+) -> AsyncGenerator[Event, None]:
+    return _discarded_hidden(_prefix_replayed(events))
+
+
+hidden_retry_replays_prefix = _variant(shown=_prefix_replayed_out_of_sight)
+
+
+# --- what the hello declares of the policy that runs -----------------------------------------
+
+DECLARED_BACKOFF_MIN_S = 0.5
+DECLARED_RETRY_AFTER_CAP_S = 0.5
+
+
+def fewer_retries(declared: DeclaredRetryPolicy) -> DeclaredRetryPolicy:
+    """One retry fewer than run: a library whose default budget changed under its shim."""
+    return declared.model_copy(update={"max_retries": max(declared.max_retries - 1, 0)})
+
+
+def server_final(declared: DeclaredRetryPolicy) -> DeclaredRetryPolicy:
+    """SERVER left out of the retried codes, though 5xx is retried: a shim that forgot it."""
+    codes = [code for code in declared.codes if code != SERVER]
+    return declared.model_copy(update={"codes": codes})
+
+
+def slower_backoff(declared: DeclaredRetryPolicy) -> DeclaredRetryPolicy:
+    """A backoff of at least DECLARED_BACKOFF_MIN_S, where the layer retries at once."""
+    floor = max(declared.backoff_max_s, DECLARED_BACKOFF_MIN_S)
+    return declared.model_copy(
+        update={"backoff_min_s": DECLARED_BACKOFF_MIN_S, "backoff_max_s": floor}
+    )
+
+
+def lower_retry_after_cap(declared: DeclaredRetryPolicy) -> DeclaredRetryPolicy:
+    """Retry-After honoured only up to DECLARED_RETRY_AFTER_CAP_S, where the layer waits for
+    longer ones too."""
+    return declared.model_copy(update={"retry_after_max_s": DECLARED_RETRY_AFTER_CAP_S})

@@ -7,7 +7,7 @@ built on them: the httpx shell (shell.py) runs one attempt, the retry layer (ret
 sequences attempts.
 """
 
-from conformance.adapters.reference.adapter import ReferenceAdapter, factory
+from conformance.adapters.reference.adapter import ReferenceAdapter, factory, own_policy
 from conformance.adapters.reference.attempt import AttemptReader
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import (
@@ -16,7 +16,11 @@ from conformance.adapters.reference.http_status import (
     code_for_status,
     parse_retry_after,
 )
-from conformance.adapters.reference.retry_policy import backoff_delay_ms, decide_retry
+from conformance.adapters.reference.retry_policy import (
+    backoff_delay_ms,
+    decide_retry,
+    declared_policy,
+)
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.adapters.reference.translate import DONE_SENTINEL, StreamTranslator
 
@@ -32,6 +36,8 @@ __all__ = [
     "classify_stream_error",
     "code_for_status",
     "decide_retry",
+    "declared_policy",
     "factory",
+    "own_policy",
     "parse_retry_after",
 ]

@@ -1,7 +1,9 @@
 """The bundled reference adapter: the sans-IO core behind the httpx shell and the retry layer.
 
 Load it with ``--adapter conformance.adapters.reference:factory``; the same adapter runs as
-a subprocess adapter with ``python -m conformance.adapters.reference``.
+a subprocess adapter with ``python -m conformance.adapters.reference``. With
+``conformance.adapters.reference:own_policy`` it runs the run's policy as its own, in place
+of each case's, and declares it in its hello (``retry_policy``), as a library does.
 """
 
 import asyncio
@@ -22,6 +24,7 @@ from conformance.adapters.reference.retry import (
     Sleep,
     run_with_retries,
 )
+from conformance.adapters.reference.retry_policy import declared_policy
 from conformance.adapters.reference.shell import request_body, stream_attempt
 from conformance.events import (
     PROTOCOL_VERSION,
@@ -61,7 +64,8 @@ class ReferenceAdapter:
     No `end`: in process, the end of the iteration is the end of the case, and the runner
     (`PythonAdapterSession`) appends the `end` itself. The subprocess shell writes it.
     `start_attempt` makes one attempt (the httpx shell) and `retry_layer` sequences them; the
-    mutants pass variants of either.
+    mutants pass variants of either. With `own_policy`, every case runs that policy instead of
+    its own, and the hello declares it.
     """
 
     hello = Hello(
@@ -81,7 +85,11 @@ class ReferenceAdapter:
         clock: Clock = time.monotonic,
         start_attempt: StartAttempt = stream_attempt,
         retry_layer: RetryLayer = run_with_retries,
+        own_policy: RetryPolicy | None = None,
     ) -> None:
+        if own_policy is not None:
+            self.hello = self.hello.model_copy(update={"retry_policy": declared_policy(own_policy)})
+        self._own_policy = own_policy
         self._sleep = sleep
         self._random = random if random is not None else random_module.Random()
         self._clock = clock
@@ -96,7 +104,7 @@ class ReferenceAdapter:
         async with self._client_for(http_client) as client:
             events = self._retry_layer(
                 lambda: self._start_attempt(client, case, body),
-                case.retry,
+                self._own_policy or case.retry,
                 sleep=self._sleep,
                 random=self._random,
                 clock=self._clock,
@@ -127,3 +135,9 @@ class ReferenceAdapter:
 def factory(options: RunOptions) -> ReferenceAdapter:
     """The ``--adapter`` entry point; every setting the adapter needs comes with each case."""
     return ReferenceAdapter()
+
+
+def own_policy(options: RunOptions) -> ReferenceAdapter:
+    """The reference with a retry policy of its own, the run's (``options.policy``): a
+    case's ``retry`` is not read, and the hello declares what runs instead."""
+    return ReferenceAdapter(own_policy=options.policy)

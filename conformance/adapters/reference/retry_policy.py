@@ -4,7 +4,7 @@ Randomness enters as `jitter_sample` so that callers, and tests, control it.
 """
 
 from conformance.adapters.reference.failure import Failure
-from conformance.events import RetryPolicy
+from conformance.events import DeclaredRetryPolicy, RetryPolicy
 
 # 2.0 ** 1024 overflows a float; past this exponent the delay is capped by max_delay_ms anyway.
 _MAX_EXPONENT = 1023
@@ -39,3 +39,20 @@ def decide_retry(
         # The provider's own wait is honoured exactly; one beyond our cap is not worth waiting.
         return failure.retry_after_ms if failure.retry_after_ms <= policy.max_delay_ms else None
     return backoff_delay_ms(policy, retries_done + 1, jitter_sample)
+
+
+def declared_policy(policy: RetryPolicy) -> DeclaredRetryPolicy:
+    """What the reference declares in its hello when it runs ``policy`` as its own, in place
+    of each case's: the retryable codes wherever a failure comes, its backoff's extremes,
+    Retry-After up to ``max_delay_ms`` and no retry above it."""
+    jitter = policy.jitter_ratio
+    return DeclaredRetryPolicy(
+        max_retries=policy.max_retries,
+        codes=list(policy.retryable_codes),
+        mid_stream=True,
+        backoff_min_s=policy.initial_delay_ms * (1 - jitter) / 1000,
+        backoff_max_s=policy.max_delay_ms * (1 + jitter) / 1000,
+        retry_after=["retry-after"],
+        retry_after_max_s=policy.max_delay_ms / 1000,
+        over_cap="no-retry",
+    )
