@@ -156,23 +156,39 @@ def _decisions_kept(
     evidence: Evidence, policy: AnyRetryPolicy, judged: Callable[[ExpectedAttempt], bool]
 ) -> Judgement:
     """Each ``judged`` failure was retried exactly when the policy retries it."""
+    whose = _named(evidence, policy)
     for attempt, retried in _reported_failures(evidence):
         if not judged(attempt):
             continue
         decision = retry_decision(attempt, policy, attempt.number - 1)
+        read = _read_by(evidence, attempt)
+        failed = f"attempt {attempt.number} failed with {attempt.code} {read}"
         if decision == "not-retryable" and retried:
             return breached(
-                f"attempt {attempt.number} failed with {attempt.code} as the adapter reported "
-                f"it, which the policy does not retry, yet the provider saw request "
+                f"{failed}, which {whose} does not retry, yet the provider saw request "
                 f"{attempt.number + 1}"
             )
         if decision == "retry" and not retried and not _out_of_time(evidence, policy, attempt):
+            spent = f"{attempt.number - 1} of {policy.max_retries} retries spent"
             return breached(
-                f"attempt {attempt.number} failed with {attempt.code} as the adapter reported "
-                f"it, which the policy retries ({attempt.number - 1} of {policy.max_retries} "
-                "retries spent), yet the provider saw no further request"
+                f"{failed}, which {whose} retries ({spent}), yet the provider saw no further "
+                "request"
             )
     return held(f"the provider saw {len(evidence.requests)} request(s)")
+
+
+def _read_by(evidence: Evidence, attempt: ExpectedAttempt) -> str:
+    """Whose reading of a failed attempt a decision is judged on."""
+    if any(seen.number == attempt.number for seen in evidence.attempts):
+        return "as the adapter reported it"
+    return "as the provider served it (retried out of the caller's sight)"
+
+
+def _named(evidence: Evidence, policy: AnyRetryPolicy) -> str:
+    """Which policy a reason speaks of, where the adapter declared one of its own."""
+    if evidence.declared is None:
+        return "the policy"
+    return "the declared policy" if policy is evidence.declared else "the case's policy"
 
 
 def _out_of_time(evidence: Evidence, policy: AnyRetryPolicy, failed: ExpectedAttempt) -> bool:

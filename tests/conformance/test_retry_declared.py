@@ -94,6 +94,12 @@ def test_r1_judges_declared_statuses_under_interop_and_the_harness_codes_under_h
     twice = [record(1, 0, 1), record(2, 401, 410)]
     assert verdict("R1", hidden(bad_request, succeeded(), twice, "interop")) == "fail"
     assert verdict("R1", hidden(bad_request, succeeded(), twice, "harness")) == "fail"
+    said = reason("R1", hidden(bad_request, succeeded(), twice, "interop"))
+    assert "INVALID_REQUEST as the provider served it (retried out of the caller's sight)" in said
+    assert "which the declared policy does not retry" in said
+    assert "which the case's policy retries" in reason(
+        "R1", hidden(said_no, failed("SERVER"), once, "harness")
+    )
 
 
 def test_no_retry_after_support_declared_is_no_failure_for_ignoring_it_under_interop() -> None:
