@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from conformance.adapters.thirdparty import SHIMS, NodeShim
 from conformance.adapters.thirdparty.common import (
+    NATIVE_RETRY,
     Assembled,
     AssembledCall,
     finish_event,
+    hello,
     implied_finish,
+    native_policy,
     sdk_retries,
     tool_specs,
     usage_event,
 )
 from conformance.adapters.thirdparty.errors import error_code
 from conformance.adapters.thirdparty.node import JS_SHIMS
-from conformance.events import BlockEnd, Finish, RunCase, ToolCallBlock, Usage
-from conformance.options import DEFAULT_POLICY, default_request
+from conformance.adapters.thirdparty.retry_policies import NO_RETRIES, openai_sdk
+from conformance.events import BlockEnd, Finish, RunCase, ToolCallBlock, Usage, parse_hello_line
+from conformance.options import DEFAULT_POLICY, RunOptions, default_request
 
 
 def _error(name: str, *bases: type[BaseException], **attributes: object) -> type[Exception]:
@@ -166,3 +171,23 @@ def test_a_call_field_the_library_handed_over_as_no_string_is_reported_as_its_js
     )
     (end,) = [e for e in assembled.events() if isinstance(e, BlockEnd)]
     assert end.block == ToolCallBlock(id="0", name="get_weather", arguments='{"city": "Paris"}')
+
+
+def test_a_shim_declares_its_library_s_policy_only_with_the_library_s_retries_on() -> None:
+    off, on = RunOptions(), RunOptions(extra={NATIVE_RETRY: True})
+    assert native_policy(off, openai_sdk()) is None
+    assert native_policy(on, openai_sdk()) == openai_sdk()
+    plain = hello("lib", "1", reasoning=True, retry_policy=native_policy(off, openai_sdk()))
+    assert plain.capabilities.retry is False and plain.retry_policy is None
+    assert "retry_policy" not in plain.to_json_line()  # the content column's hello, as before
+    declared = hello("lib", "1", reasoning=True, retry_policy=native_policy(on, openai_sdk()))
+    assert declared.capabilities.retry is True and declared.retry_policy == openai_sdk()
+    assert parse_hello_line(declared.to_json_line()) == declared
+
+
+def test_the_protocol_page_shows_the_openai_client_s_policy_as_the_shims_declare_it() -> None:
+    page = (Path(__file__).parents[2] / "examples" / "README.md").read_text(encoding="utf-8")
+    example = page.split("## A retry policy of its own")[1].split("```json")[1].split("```")[0]
+    assert parse_hello_line(" ".join(example.split())).retry_policy == openai_sdk()
+    assert openai_sdk(3).max_retries == 3
+    assert NO_RETRIES.max_retries == 0

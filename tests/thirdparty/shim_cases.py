@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from conformance.adapters.thirdparty import SHIMS
+from conformance.adapters.thirdparty.common import NATIVE_RETRY
+from conformance.events import Hello
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import outcome
 from conformance.results import CaseResult
@@ -37,18 +39,23 @@ def seen(case: CaseResult) -> str:
     return outcome(case)
 
 
-def handshake_version(column: str) -> tuple[str, str]:
-    """(version the shim announces, version installed) of the column's main library."""
-    shim = SHIMS[column]
+def announced_hello(column: str, options: RunOptions | None = None) -> Hello:
+    """The handshake the column's shim sends for a run with these options."""
 
-    async def announced() -> str:
-        session = await shim.open(RunOptions())
+    async def announced() -> Hello:
+        session = await SHIMS[column].open(options or RunOptions())
         try:
-            return session.hello.version
+            return session.hello
         finally:
             await session.close()
 
-    return asyncio.run(announced()), next(iter(shim.versions().values()), "not installed")
+    return asyncio.run(announced())
+
+
+def handshake_version(column: str) -> tuple[str, str]:
+    """(version the shim announces, version installed) of the column's main library."""
+    installed = next(iter(SHIMS[column].versions().values()), "not installed")
+    return announced_hello(column).version, installed
 
 
 def check_column(column: str, expected: dict[str, str]) -> None:
@@ -68,3 +75,29 @@ def usages(case: CaseResult) -> list[dict[str, object]]:
         for event in case.events
         if event.get("type") == "usage"
     ]
+
+
+# One case per part of a declared policy: the budget, a header-directed wait, an obeyed
+# x-should-retry, a connection error before the response, a reset in the body.
+DECLARATION_CASES = (
+    "http-429-forever",
+    "http-429-retry-after-ms-then-ok",
+    "http-500-should-retry-false",
+    "retry-reset-before-headers-then-text",
+    "reset-mid-stream-then-ok",
+)
+
+
+def check_declared_retries(column: str) -> None:
+    """With the library's own retries on, the shim declares the policy it runs, and the
+    library keeps it: no R verdict needs attention under the interop contract."""
+    options = RunOptions(contract="interop", timeout_s=40.0, extra={NATIVE_RETRY: True})
+    assert announced_hello(column, options).retry_policy is not None
+    results = run_cases(column, *DECLARATION_CASES, options=options)
+    problems = [
+        f"{case.case} {id}: {verdict.verdict} ({verdict.reason})"
+        for case in results.values()
+        for id, verdict in case.verdicts.items()
+        if id.startswith(("R", "H5")) and verdict.verdict in ("fail", "non-strict")
+    ]
+    assert not problems

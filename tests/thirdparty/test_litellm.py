@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column
+import pytest
+from shim_cases import check_column, check_declared_retries
 
 BOTH_ROUTES = {
     "continuation-id-null": "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
@@ -37,3 +38,8 @@ def test_hosted_vllm_route_has_its_own_sse_parser() -> None:
             "event-over-two-data-lines": "text 'lo'; stop",
         },
     )
+
+
+@pytest.mark.parametrize("column", ["litellm-openai", "litellm-hosted-vllm"])
+def test_each_route_declares_the_retry_policy_it_runs(column: str) -> None:
+    check_declared_retries(column)

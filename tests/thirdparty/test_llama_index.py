@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column
+from shim_cases import check_column, check_declared_retries
 
 EXPECTED = {
     "continuation-id-null": "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
@@ -20,3 +20,7 @@ EXPECTED = {
 
 def test_llama_index_column_shows_its_known_behaviour() -> None:
     check_column("llama-index", EXPECTED)
+
+
+def test_llama_index_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("llama-index")

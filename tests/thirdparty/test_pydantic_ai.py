@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column
+from shim_cases import check_column, check_declared_retries
 
 EXPECTED = {
     "continuation-id-null": "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
@@ -22,3 +22,7 @@ EXPECTED = {
 
 def test_pydantic_ai_column_shows_its_known_behaviour() -> None:
     check_column("pydantic-ai", EXPECTED)
+
+
+def test_pydantic_ai_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("pydantic-ai")

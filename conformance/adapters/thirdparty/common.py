@@ -21,6 +21,7 @@ from ...events import (
     BlockEnd,
     BlockStart,
     Capabilities,
+    DeclaredRetryPolicy,
     Event,
     Finish,
     FinishReason,
@@ -36,7 +37,8 @@ from ...options import DEFAULT_TOOLS, RunOptions
 from .errors import error_code
 
 NATIVE_RETRY = "native_retry"
-"""``RunOptions.extra`` key: keep the library's own retry defaults (the retry profile)."""
+"""``RunOptions.extra`` key: keep the library's own retry defaults (the matrix's retry
+column), and declare them (:func:`native_policy`)."""
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -131,20 +133,34 @@ def thrown(error: BaseException) -> Thrown:
     return Thrown(message=message, code=code) if code else Thrown(message=message)
 
 
-def hello(name: str, version: str, *, reasoning: bool, usage: bool = True) -> Hello:
-    """The handshake every shim sends: assembled blocks only, no retry layer of its own
-    that follows the case's policy, failures classified by the shared table."""
+def hello(
+    name: str,
+    version: str,
+    *,
+    reasoning: bool,
+    usage: bool = True,
+    retry_policy: DeclaredRetryPolicy | None = None,
+) -> Hello:
+    """The handshake every shim sends: assembled blocks only, failures classified by the
+    shared table. No retry layer, unless ``retry_policy`` declares the one the library runs
+    (pass :func:`native_policy`'s answer): a layer of its own, never the case's policy."""
     return Hello(
         protocol=PROTOCOL_VERSION,
         name=name,
         version=version,
         capabilities=Capabilities(
-            deltas=False, reasoning=reasoning, usage=usage, retry=False, error_codes=True
+            deltas=False,
+            reasoning=reasoning,
+            usage=usage,
+            retry=retry_policy is not None,
+            error_codes=True,
         ),
+        retry_policy=retry_policy,
     )
 
 
 def native_retry(options: RunOptions) -> bool:
+    """Whether the run keeps the library's own retries (else the shim turns them off)."""
     return bool(options.extra.get(NATIVE_RETRY, False))
 
 
@@ -152,6 +168,13 @@ def sdk_retries(native: bool) -> dict[str, Any]:
     """The openai client's retry keyword: its default budget for the native retry profile,
     none for the content cases (each attempt is then one request the suite can judge)."""
     return {} if native else {"max_retries": 0}
+
+
+def native_policy(options: RunOptions, policy: DeclaredRetryPolicy) -> DeclaredRetryPolicy | None:
+    """What a shim declares (``hello(..., retry_policy=...)``): ``policy``, its library's
+    default retry policy (:mod:`.retry_policies`), when the run keeps the library's retries;
+    None, no retry layer, when they are off."""
+    return policy if native_retry(options) else None
 
 
 def user_messages(case: RunCase) -> list[dict[str, Any]]:

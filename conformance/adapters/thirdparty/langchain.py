@@ -21,18 +21,26 @@ from .common import (
     hello,
     integer,
     model_name,
+    native_policy,
     native_retry,
     sdk_retries,
     tool_schemas,
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 
 class LangchainShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
+        # ChatOpenAI.max_retries is None by default and then not passed to the openai client
+        # (langchain_openai/chat_models/base.py: the field, and `if self.max_retries is not
+        # None: client_params["max_retries"] = ...`): the client's default runs.
         self.hello = hello(
-            "langchain-openai ChatOpenAI", metadata.version("langchain-openai"), reasoning=False
+            "langchain-openai ChatOpenAI",
+            metadata.version("langchain-openai"),
+            reasoning=False,
+            retry_policy=native_policy(options, openai_sdk()),
         )
         self.native_retry = native_retry(options)
 

@@ -23,18 +23,32 @@ from .common import (
     hello,
     integer,
     model_name,
+    native_policy,
     native_retry,
     tool_schemas,
     usage_event,
     user_messages,
 )
+from .retry_policies import NO_RETRIES, openai_sdk
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+
+# The retry layer each route runs by default. openai/: litellm's OpenAI handler hands the
+# openai client `max_retries = inference_params.pop("max_retries", 2)`
+# (litellm/llms/openai/openai.py), openai-python's default loop. hosted_vllm/: litellm's own
+# HTTP handler, which retries only when `num_retries` is set (litellm.num_retries is None,
+# litellm/__init__.py; main.py passes it on as max_retries only when given).
+NATIVE_POLICIES = {"openai": openai_sdk(), "hosted_vllm": NO_RETRIES}
 
 
 class LitellmShim(SyncShim):
     def __init__(self, options: RunOptions, route: str) -> None:
-        self.hello = hello(f"litellm {route}/", metadata.version("litellm"), reasoning=True)
+        self.hello = hello(
+            f"litellm {route}/",
+            metadata.version("litellm"),
+            reasoning=True,
+            retry_policy=native_policy(options, NATIVE_POLICIES[route]),
+        )
         self.route = route
         self.native_retry = native_retry(options)
 

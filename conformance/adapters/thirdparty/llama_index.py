@@ -26,6 +26,7 @@ from .common import (
     first_text,
     hello,
     integer,
+    native_policy,
     native_retry,
     never_called,
     sdk_retries,
@@ -33,14 +34,25 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 KNOWN_MODEL = "gpt-4o-mini"  # llama-index looks up the context window by model name
+# OpenAI.max_retries defaults to 3 and is handed to the openai client
+# (llama_index/llms/openai/base.py: the field, and _get_credential_kwargs). Its tenacity
+# llm_retry_decorator wraps _stream_chat, which only returns a lazy generator: an error
+# raised while streaming never reaches it, so the client's loop is the one that runs.
+LLAMA_INDEX_MAX_RETRIES = 3
 
 
 class LlamaIndexShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
         version = metadata.version("llama-index-llms-openai")
-        self.hello = hello("llama-index-llms-openai OpenAI", version, reasoning=True)
+        self.hello = hello(
+            "llama-index-llms-openai OpenAI",
+            version,
+            reasoning=True,
+            retry_policy=native_policy(options, openai_sdk(LLAMA_INDEX_MAX_RETRIES)),
+        )
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:

@@ -22,16 +22,21 @@ from .common import (
     first_text,
     hello,
     integer,
+    native_policy,
     native_retry,
     sdk_retries,
     usage_event,
 )
+from .retry_policies import openai_sdk
 
 
 class OpenAIStateShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
         self.hello = hello(
-            "openai-python ChatCompletionStreamState", openai.__version__, reasoning=True
+            "openai-python ChatCompletionStreamState",
+            openai.__version__,
+            reasoning=True,
+            retry_policy=native_policy(options, openai_sdk()),  # the client's default
         )
         self.native_retry = native_retry(options)
 

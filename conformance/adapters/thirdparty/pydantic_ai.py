@@ -27,18 +27,28 @@ from .common import (
     hello,
     integer,
     model_name,
+    native_policy,
     native_retry,
     sdk_retries,
     tool_schemas,
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 
 class PydanticAIShim(AsyncShim):
     def __init__(self, options: RunOptions) -> None:
         version = metadata.version("pydantic-ai-slim")
-        self.hello = hello("pydantic-ai OpenAIChatModel", version, reasoning=True)
+        # The openai client below runs its default loop: pydantic-ai copies it with another
+        # max_retries only when ModelSettings sets one (pydantic_ai/models/_sdk_retries.py,
+        # with_max_retries), which the shim does not.
+        self.hello = hello(
+            "pydantic-ai OpenAIChatModel",
+            version,
+            reasoning=True,
+            retry_policy=native_policy(options, openai_sdk()),
+        )
         self.native_retry = native_retry(options)
 
     async def assemble(self, case: RunCase) -> Assembled:

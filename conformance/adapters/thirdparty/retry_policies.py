@@ -1,0 +1,44 @@
+"""The retry policies the libraries run by default, as their shims declare them in the hello
+(protocol ``retry_policy``), read from the source of the versions pyproject.toml pins.
+
+Every tier-1 library but litellm's own-parser routes retries in openai-python's client, the
+Stainless-generated loop (the same rules in openai 2.54, under llama-index, and 3.57):
+
+- ``openai/_constants.py``: ``DEFAULT_MAX_RETRIES = 2``, ``INITIAL_RETRY_DELAY = 0.5``,
+  ``MAX_RETRY_DELAY = 8.0``, ``MAX_RETRY_AFTER_DELAY = 2 * 60``;
+- ``openai/_base_client.py`` ``_should_retry``: a Retry-After over 120 s is never retried;
+  ``x-should-retry: true|false`` decides; else 408, 409, 429 and every status >= 500;
+- ``_parse_retry_after_header``: ``retry-after-ms``, then ``retry-after`` (seconds, then an
+  HTTP date); ``_calculate_retry_timeout``: such a wait in (0, 120] s exactly, otherwise
+  ``min(0.5 * 2**n, 8) * (1 - 0.25 * random())`` s, n the retries made: 0.375 s to 8 s;
+- ``request``: a timeout or a connection error before the response is retried
+  (``APITimeoutError``, ``APIConnectionError``); the retry loop ends when the response's
+  headers arrive, so nothing that fails in a streamed body is retried.
+"""
+
+from __future__ import annotations
+
+from ...codes import TIMEOUT, TRANSPORT
+from ...events import DeclaredRetryPolicy
+
+OPENAI_SDK_MAX_RETRIES = 2
+
+
+def openai_sdk(max_retries: int = OPENAI_SDK_MAX_RETRIES) -> DeclaredRetryPolicy:
+    """openai-python's retry loop with ``max_retries`` (its default: 2)."""
+    return DeclaredRetryPolicy(
+        max_retries=max_retries,
+        statuses=[408, 409, 429, "5xx"],
+        codes=[TRANSPORT, TIMEOUT],
+        mid_stream=False,
+        backoff_min_s=0.375,
+        backoff_max_s=8.0,
+        retry_after=["retry-after-ms", "retry-after"],
+        retry_after_max_s=120.0,
+        over_cap="no-retry",
+        should_retry_header=True,
+    )
+
+
+NO_RETRIES = DeclaredRetryPolicy(max_retries=0, backoff_min_s=0.0, backoff_max_s=0.0)
+"""A library whose default makes one request and no retry."""
