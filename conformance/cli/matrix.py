@@ -5,10 +5,11 @@ page; ``matrix column NAME`` runs one shim (each tox environment of ``tox -m mat
 its own, since the libraries cannot share one environment); ``matrix render DIR`` builds
 ``DIR/index.html`` and ``reports/compatibility.md`` from the columns saved in DIR.
 
-A column is three saved results: the corpus with the library's retries off, run once and
+A column is four saved results: the corpus with the library's retries off, run once and
 judged under each contract (``NAME.harness.json``, ``NAME.interop.json``: the same observed
-behaviour), and ``NAME.retry.json``, the ``retry-profile`` fixtures with the library's own
-retry defaults.
+behaviour), and its retry column, the ``retry-profile`` fixtures with the library's own
+retry layer on (its shim declares the policy), judged for R under each contract
+(``NAME.retry.harness.json``, ``NAME.retry.interop.json``).
 """
 
 from __future__ import annotations
@@ -31,14 +32,14 @@ from ..report.compatibility import (
     GAPS_TITLE,
     LOST_NOTE,
     LOST_TITLE,
-    RETRY_NOTE,
     RETRY_PROFILE_TAG,
+    RETRY_TITLE,
     Column,
     gaps_table,
     lost_table,
     render_compatibility,
-    retry_table,
 )
+from ..report.retry_layers import retry_sections
 from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
@@ -47,7 +48,6 @@ from .options import InputError, SetupError, fixtures_option, read_results, sele
 
 DEFAULT_OUT = Path("reports/matrix")
 DEFAULT_SUMMARY = Path("reports/compatibility.md")
-RETRY_SUFFIX = ".retry.json"
 CONTENT_OPTIONS = RunOptions(timeout_s=15.0)
 # The library's own backoff decides the waits here (haystack needs about 14 s for a 429).
 RETRY_OPTIONS = RunOptions(timeout_s=40.0, extra={NATIVE_RETRY: True})
@@ -56,6 +56,11 @@ RETRY_OPTIONS = RunOptions(timeout_s=40.0, extra={NATIVE_RETRY: True})
 def contract_suffix(contract: Contract) -> str:
     """How a column's corpus run judged under ``contract`` is saved: ``NAME.<contract>.json``."""
     return f".{contract}.json"
+
+
+def retry_suffix(contract: Contract) -> str:
+    """How its retry column judged under ``contract`` is saved: ``NAME.retry.<contract>.json``."""
+    return f".retry{contract_suffix(contract)}"
 
 
 @click.group("matrix", invoke_without_command=True)
@@ -113,9 +118,9 @@ def _run_column(shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: P
     judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS))
     saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
     if profile:
-        console.print(f"{shim.name}: {len(profile)} cases with its own retries")
-        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, ("harness",)))
-        saved[RETRY_SUFFIX] = retries["harness"]
+        console.print(f"{shim.name}: {len(profile)} cases with its own retry layer")
+        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS))
+        saved |= {retry_suffix(contract): retries[contract] for contract in CONTRACTS}
     for suffix, result in saved.items():
         result.options["matrix"] = {
             "column": shim.name,
@@ -150,11 +155,13 @@ def load_columns(directory: Path) -> list[Column]:
     order = list(SHIMS)
     columns = []
     for path in sorted(directory.glob(f"*{contract_suffix('harness')}")):
+        if path.name.endswith(retry_suffix("harness")):
+            continue
         stem = path.name.removesuffix(contract_suffix("harness"))
         result = _read(path)
         meta = result.options.get("matrix", {})
         name = str(meta.get("column", stem))
-        retry_path = directory / f"{stem}{RETRY_SUFFIX}"
+        measured = (directory / f"{stem}{retry_suffix('harness')}").exists()
         columns.append(
             Column(
                 name=name,
@@ -162,7 +169,11 @@ def load_columns(directory: Path) -> list[Column]:
                 versions=dict(meta.get("versions", {})),
                 result=result,
                 interop=_read(directory / f"{stem}{contract_suffix('interop')}"),
-                retry=_read(retry_path) if retry_path.exists() else None,
+                retries={
+                    contract: _read(directory / f"{stem}{retry_suffix(contract)}")
+                    for contract in CONTRACTS
+                    if measured
+                },
             )
         )
     return sorted(columns, key=lambda c: order.index(c.name) if c.name in order else len(order))
@@ -189,13 +200,17 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
         MatrixTable(LOST_TITLE, LOST_NOTE, *lost_table(columns)),
         MatrixTable(GAPS_TITLE, GAPS_NOTE, *gaps_table(columns)),
     ]
-    retries = retry_table(columns)
-    if retries[1]:
-        tables.append(MatrixTable("Native retry profile", RETRY_NOTE, *retries, "INFO"))
+    retries = retry_sections(columns)
+    tables += [
+        MatrixTable(f"{RETRY_TITLE}: {section.title}", section.note, *section.table)
+        for section in retries
+        if section.table[1]
+    ]
     page = directory / "index.html"
     page.write_text(render_matrix(runs, sections=tables), encoding="utf-8")
     summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.write_text(render_compatibility(columns, fixtures=corpus), encoding="utf-8")
+    page_text = render_compatibility(columns, fixtures=corpus, retry_sections=retries)
+    summary.write_text(page_text, encoding="utf-8")
     console = terminal()
     console.print(f"matrix: {page}")
     console.print(f"summary: {summary}")

@@ -2,8 +2,10 @@
 
 The saved columns here are runs of mutants of the reference adapter, saved under library
 names and judged under both contracts from one run: one doubles repeated names (meaning
-lost), one hands back an empty stop as a success (a contract gap only). The constructed
-cases further down pin what the page says each interop failure cost the caller.
+lost), one hands back an empty stop as a success (a contract gap only). Their retry columns
+are the reference running a policy of its own and declaring it, once truthfully, once with
+one retry fewer. The constructed cases further down pin what the page says each interop
+failure cost the caller.
 """
 
 from __future__ import annotations
@@ -39,15 +41,20 @@ from fakeprovider.fixtures import load_fixtures
 CASES = ("tool-name-repeated", "empty-stop-no-usage", "retry-field-only-event")
 RETRY_CASES = ("http-429-forever", "reset-mid-stream-then-ok")
 OPTIONS = RunOptions(transport="in-process")
-# Column → the mutant saved under its name.
+# Column → the mutant saved under its name, and the adapter of its retry column.
 SAVED = {"openai": "identity_concatenated", "litellm-hosted-vllm": "empty_stop_succeeds"}
+RETRIES = {
+    "openai": "conformance.adapters.reference:own_policy",
+    "litellm-hosted-vllm": MUTANTS["declares_fewer_retries"].target,
+}
 
 
 def _judged(mutant: str, case_ids: tuple[str, ...]) -> dict[Contract, RunResult]:
+    target = MUTANTS[mutant].target if mutant in MUTANTS else mutant
     corpus = {s.id: s for s in load_fixtures([bundled_fixtures()])}
 
     async def run() -> dict[Contract, RunResult]:
-        session = load_python_adapter(MUTANTS[mutant].target, OPTIONS)
+        session = load_python_adapter(target, OPTIONS)
         try:
             return await run_judged(session, [corpus[i] for i in case_ids], OPTIONS, CONTRACTS)
         finally:
@@ -62,7 +69,8 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, mutant in SAVED.items():
         judged = _judged(mutant, CASES)
         results = {f".{contract}.json": judged[contract] for contract in CONTRACTS}
-        results[".retry.json"] = _judged(mutant, RETRY_CASES)["harness"]
+        retries = _judged(RETRIES[name], RETRY_CASES)
+        results |= {f".retry.{contract}.json": retries[contract] for contract in CONTRACTS}
         for suffix, result in results.items():
             result.options["matrix"] = {"column": name, "title": "t", "versions": {"x": "1"}}
             (directory / f"{name}{suffix}").write_text(result.to_json())
@@ -85,7 +93,7 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
     page = (saved / "index.html").read_text()
     for section in ("Meaning lost (interop contract)", "Contract gaps (harness contract only)"):
         assert section in page
-    assert "Native retry profile" in page and "http-429-forever" in page
+    assert "Retry layers (R judged): R verdicts" in page and "http-429-forever" in page
     assert "interop contract" in page and "harness contract" in page  # the column headers
     assert "interop INFO" in page  # E1's level under the other contract, beside MUST
     assert (saved / "openai" / "index.html").exists()
@@ -108,11 +116,44 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
     assert "(`empty-stop-no-usage`: error EMPTY_RESPONSE)" in closing
 
 
+def test_the_summary_judges_each_retry_layer_against_its_declared_policy(saved: Path) -> None:
+    from conformance.cli.matrix import load_columns
+
+    summary = saved / "retries.md"
+    done = CliRunner().invoke(main, ["matrix", "render", str(saved), "--summary", str(summary)])
+    assert done.exit_code == 0, done.output
+    retries = summary.read_text().split("## Retry layers (R judged)")[1].split("## Closing")[0]
+    policies = retries.split("### Declared policies")[1].split("### R verdicts")[0]
+    assert "| openai | up to 2 retries; retried: codes EMPTY_RESPONSE" in policies
+    assert "in a streamed body too; backoff 0.001-2 s; waits retry-after up to 2 s" in policies
+    assert "| litellm-hosted-vllm | up to 1 retry;" in policies  # one fewer than it makes
+    verdicts = retries.split("### R verdicts")[1].split("### R failures")[0]
+    header = "| invariant | openai harness | openai interop | litellm-hosted-vllm harness |"
+    assert header in verdicts
+    assert "| R2 | 2 / 0 | 2 / 0 | 1 / 1 | 1 / 1 |" in verdicts
+    failures = retries.split("### R failures")[1].split("### Requests")[0]
+    # Three requests: the declared budget of 1 retry is broken in both contracts.
+    for contract in CONTRACTS:
+        row = f"| litellm-hosted-vllm | {contract} | R2 | fail | 1 | `http-429-forever` |"
+        assert row in failures
+        assert "the declared max_retries 1 allows 2" in failures
+    assert "| openai |" not in failures
+    assert "| `http-429-forever` | 3 req;" in retries.split("### Requests and waits")[1]
+    columns = load_columns(saved)
+    assert [sorted(column.retries) for column in columns] == [list(CONTRACTS)] * 2
+
+
 def test_a_column_without_its_interop_judgement_is_refused(saved: Path, tmp_path: Path) -> None:
     (tmp_path / "openai.harness.json").write_text((saved / "openai.harness.json").read_text())
     done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path)])
     assert done.exit_code == ExitCode.USAGE_ERROR
     assert "openai.interop.json" in done.output
+    (tmp_path / "openai.interop.json").write_text((saved / "openai.interop.json").read_text())
+    retry = "openai.retry.harness.json"
+    (tmp_path / retry).write_text((saved / retry).read_text())
+    done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path)])
+    assert done.exit_code == ExitCode.USAGE_ERROR
+    assert "openai.retry.interop.json" in done.output
 
 
 def test_findings_compare_per_column(saved: Path) -> None:
