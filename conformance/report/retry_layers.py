@@ -44,7 +44,7 @@ VERDICTS_NOTE = (
 )
 FAILURES_NOTE = (
     "Each R invariant that fails (or is non-strict) in the retry column, per library and "
-    "contract: how many cases, one of them, and why."
+    "contract: the fixtures, and why in the first of them."
 )
 
 
@@ -56,7 +56,7 @@ def retry_sections(columns: Sequence[Column]) -> list[Section]:
     return [
         Section("Declared policies", POLICY_NOTE, policies_table(measured)),
         Section("R verdicts", VERDICTS_NOTE, verdicts_table(measured)),
-        Section("R failures", FAILURES_NOTE, failures_table(measured), code=5),
+        Section("R failures", FAILURES_NOTE, failures_table(measured), code=4),
         Section("Requests and waits at the provider", RETRY_NOTE, retry_table(columns), code=0),
     ]
 
@@ -69,6 +69,8 @@ def policy_text(declared: Mapping[str, Any] | None) -> str:
         policy = DeclaredRetryPolicy.model_validate(declared)
     except ValidationError:
         return "unreadable declaration"
+    if policy.max_retries == 0:
+        return "no retries"
     retried = [
         f"statuses {', '.join(map(str, policy.statuses))}" if policy.statuses else "",
         f"codes {', '.join(policy.codes)}" if policy.codes else "",
@@ -131,10 +133,10 @@ def _exercised(counts: Mapping[Verdict, int] | None) -> Mapping[Verdict, int] | 
 
 
 def failures_table(columns: Sequence[tuple[str, RetryRuns]]) -> Table:
-    """Per library, contract and R invariant that needs attention: cases, one, and why."""
-    header = ("library", "contract", "invariant", "verdict", "cases", "e.g.", "why")
+    """Per library, contract and R invariant that needs attention: its fixtures, and why."""
+    header = ("library", "contract", "invariant", "verdict", "fixtures", "why (the first)")
     rows = tuple(
-        (name, contract, id, verdict, str(len(cases)), *cases[0])
+        (name, contract, id, verdict, ", ".join(case for case, _ in cases), cases[0][1])
         for name, runs in columns
         for contract in CONTRACTS
         if contract in runs
