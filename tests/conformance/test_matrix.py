@@ -205,7 +205,12 @@ def test_a_finding_about_native_retries_reads_and_quotes_the_retry_run() -> None
         update={"requests": [{"received_at": str(t)} for t in range(4)]}
     )
     column = Column(
-        "openai", "t", {}, _result([content]), _result([], "interop"), _result([retried])
+        "openai",
+        "t",
+        {},
+        _result([content]),
+        _result([], "interop"),
+        {"harness": _result([retried])},
     )
     finding = next(f for f in FINDINGS if f.case == forever)
     assert finding.observed(column) == "4"
