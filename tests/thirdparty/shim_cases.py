@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from conformance.adapters.thirdparty import SHIMS
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -88,12 +89,12 @@ DECLARATION_CASES = (
 )
 
 
-def check_declared_retries(column: str) -> None:
+def check_declared_retries(column: str, cases: Sequence[str] = DECLARATION_CASES) -> None:
     """With the library's own retries on, the shim declares the policy it runs, and the
     library keeps it: no R verdict needs attention under the interop contract."""
     options = RunOptions(contract="interop", timeout_s=40.0, extra={NATIVE_RETRY: True})
     assert announced_hello(column, options).retry_policy is not None
-    results = run_cases(column, *DECLARATION_CASES, options=options)
+    results = run_cases(column, *cases, options=options)
     problems = [
         f"{case.case} {id}: {verdict.verdict} ({verdict.reason})"
         for case in results.values()

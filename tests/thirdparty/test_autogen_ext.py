@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column, run_cases, usages
+from shim_cases import check_column, check_declared_retries, run_cases, usages
 
 EXPECTED = {
     "continuation-id-null": "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
@@ -42,3 +42,7 @@ def test_usage_the_provider_never_sent_comes_back_as_zeros() -> None:
     assert usages(results["usage-trailing-cached-reasoning"]) == [
         {"input_tokens": 2006, "output_tokens": 300}
     ]
+
+
+def test_autogen_ext_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("autogen-ext")

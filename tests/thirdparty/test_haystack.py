@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column
+from shim_cases import check_column, check_declared_retries
 
 EXPECTED = {
     "continuation-id-null": "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls",
@@ -34,3 +34,7 @@ EXPECTED = {
 
 def test_haystack_column_shows_its_known_behaviour() -> None:
     check_column("haystack", EXPECTED)
+
+
+def test_haystack_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("haystack")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column
+from shim_cases import check_column, check_declared_retries
 
 CALL = "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls"
 EXPECTED = {
@@ -29,3 +29,7 @@ EXPECTED = {
 
 def test_mirascope_column_shows_its_known_behaviour() -> None:
     check_column("mirascope", EXPECTED)
+
+
+def test_mirascope_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("mirascope")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column, run_cases, usages
+from shim_cases import check_column, check_declared_retries, run_cases, usages
 
 CALL = "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls"
 EXPECTED = {
@@ -40,3 +40,7 @@ def test_usage_is_reported_only_when_the_provider_sent_it() -> None:
     assert usages(results["usage-every-chunk"]) == [
         {"input_tokens": 20, "output_tokens": 2, "cache_read_tokens": 0, "reasoning_tokens": 0}
     ]
+
+
+def test_openai_agents_declares_the_retry_policy_it_runs() -> None:
+    check_declared_retries("openai-agents")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shim_cases import check_column, run_cases, usages
+from shim_cases import DECLARATION_CASES, check_column, check_declared_retries, run_cases, usages
 
 CALL = "call 'call_1'/'get_weather' '{\"city\": \"Paris\"}'; tool-calls"
 EXPECTED = {
@@ -33,3 +33,11 @@ def test_usage_is_summed_and_reported_only_when_a_delta_carried_it() -> None:
     assert usages(results["usage-absent"]) == []  # agglomerate_stream_deltas says 0/0
     # Cumulative per-chunk usage (20/0, 20/1, 20/2, 20/2) added up.
     assert usages(results["usage-every-chunk"]) == [{"input_tokens": 80, "output_tokens": 5}]
+
+
+def test_smolagents_declares_the_sdk_loop_it_runs_inside_its_rate_limit_layer() -> None:
+    # A 429 that never lifts reaches smolagents' own Retrying, whose 120 s wait the policy
+    # cannot declare (see the shim): the SDK's loop is judged on the other cases.
+    check_declared_retries(
+        "smolagents", [case for case in DECLARATION_CASES if case != "http-429-forever"]
+    )

@@ -27,12 +27,14 @@ from .common import (
     hello,
     integer,
     model_name,
+    native_policy,
     native_retry,
     sdk_retries,
     tool_specs,
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 # What autogen must be told about a model it does not know by name.
 MODEL_INFO = ModelInfo(
@@ -48,7 +50,15 @@ _WIRE_FINISH = {"function_calls": "tool_calls"}  # autogen's name → the wire's
 class AutogenShim(AsyncShim):
     def __init__(self, options: RunOptions) -> None:
         version = metadata.version("autogen-ext")
-        self.hello = hello("autogen-ext OpenAIChatCompletionClient", version, reasoning=True)
+        # OpenAIChatCompletionClient hands its max_retries (none by default) to AsyncOpenAI
+        # (autogen_ext/models/openai/_openai_client.py, _openai_client_from_config) and has
+        # no retry layer of its own: openai-python's loop.
+        self.hello = hello(
+            "autogen-ext OpenAIChatCompletionClient",
+            version,
+            reasoning=True,
+            retry_policy=native_policy(options, openai_sdk()),
+        )
         self.native_retry = native_retry(options)
 
     async def assemble(self, case: RunCase) -> Assembled:

@@ -32,6 +32,7 @@ from .common import (
     hello,
     integer,
     model_name,
+    native_policy,
     native_retry,
     never_called,
     sdk_retries,
@@ -39,12 +40,23 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
+
+# OpenAIChatGenerator hands the openai client `max_retries`, when not given
+# `int(os.environ.get("OPENAI_MAX_RETRIES", "5"))` (haystack/components/generators/chat/
+# openai.py): openai-python's loop with 5 retries.
+HAYSTACK_MAX_RETRIES = 5
 
 
 class HaystackShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
         version = metadata.version("haystack-ai")
-        self.hello = hello("haystack-ai OpenAIChatGenerator", version, reasoning=False)
+        self.hello = hello(
+            "haystack-ai OpenAIChatGenerator",
+            version,
+            reasoning=False,
+            retry_policy=native_policy(options, openai_sdk(HAYSTACK_MAX_RETRIES)),
+        )
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:
@@ -56,7 +68,7 @@ class HaystackShim(SyncShim):
             generation_kwargs={"stream_options": case.request.get("stream_options")},
             timeout=case.idle_timeout_s,
             tools=[_tool(spec) for spec in tool_specs(case)],
-            **sdk_retries(self.native_retry),  # haystack's own default: 5 retries
+            **sdk_retries(self.native_retry),
         )
         messages = [ChatMessage.from_user(str(m.get("content", ""))) for m in user_messages(case)]
         replies = generator.run(messages)["replies"]

@@ -29,6 +29,7 @@ from .common import (
     implied_finish,
     integer,
     model_name,
+    native_policy,
     native_retry,
     never_called,
     sdk_retries,
@@ -36,6 +37,7 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 # mirascope's FinishReason (set only for an abnormal end) → the wire's finish_reason.
 _WIRE_FINISH = {"max_tokens": "length", "refusal": "content_filter"}
@@ -43,8 +45,14 @@ _WIRE_FINISH = {"max_tokens": "length", "refusal": "content_filter"}
 
 class MirascopeShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
+        # The provider's OpenAI client keeps the SDK's defaults (mirascope/llm/providers/
+        # openai/completions/base_provider.py); mirascope's own llm.retries wrap a call only
+        # when asked to.
         self.hello = hello(
-            "mirascope OpenAICompletionsProvider", metadata.version("mirascope"), reasoning=False
+            "mirascope OpenAICompletionsProvider",
+            metadata.version("mirascope"),
+            reasoning=False,
+            retry_policy=native_policy(options, openai_sdk()),
         )
         self.native_retry = native_retry(options)
 

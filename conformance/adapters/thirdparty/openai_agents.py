@@ -29,6 +29,7 @@ from .common import (
     implied_finish,
     integer,
     model_name,
+    native_policy,
     native_retry,
     never_called,
     sdk_retries,
@@ -36,6 +37,7 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 COMPLETED = "response.completed"
 
@@ -44,7 +46,14 @@ class OpenAIAgentsShim(AsyncShim):
     def __init__(self, options: RunOptions) -> None:
         set_tracing_disabled(True)
         version = metadata.version("openai-agents")
-        self.hello = hello("openai-agents OpenAIChatCompletionsModel", version, reasoning=True)
+        # The shim's AsyncOpenAI runs openai-python's loop; the runner's own retries
+        # (ModelSettings.retry, agents/retry.py) are opt-in, off by default.
+        self.hello = hello(
+            "openai-agents OpenAIChatCompletionsModel",
+            version,
+            reasoning=True,
+            retry_policy=native_policy(options, openai_sdk()),
+        )
         self.native_retry = native_retry(options)
 
     async def assemble(self, case: RunCase) -> Assembled:

@@ -1,8 +1,10 @@
 """The retry policies the libraries run by default, as their shims declare them in the hello
 (protocol ``retry_policy``), read from the source of the versions pyproject.toml pins.
 
-Every tier-1 library but litellm's own-parser routes retries in openai-python's client, the
-Stainless-generated loop (the same rules in openai 2.54, under llama-index, and 3.57):
+Every library but litellm's own-parser route retries in openai-python's client, the
+Stainless-generated loop (the same rules in openai 2.54, under llama-index and mirascope, and
+3.57), with its default budget or one the library hands it (llama-index 3, haystack 5);
+smolagents runs a second layer around it that no single policy describes (its shim says why):
 
 - ``openai/_constants.py``: ``DEFAULT_MAX_RETRIES = 2``, ``INITIAL_RETRY_DELAY = 0.5``,
   ``MAX_RETRY_DELAY = 8.0``, ``MAX_RETRY_AFTER_DELAY = 2 * 60``;

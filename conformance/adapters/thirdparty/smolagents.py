@@ -28,6 +28,7 @@ from .common import (
     implied_finish,
     integer,
     model_name,
+    native_policy,
     native_retry,
     never_called,
     sdk_retries,
@@ -35,12 +36,25 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .retry_policies import openai_sdk
 
 
 class SmolagentsShim(SyncShim):
     def __init__(self, options: RunOptions) -> None:
         version = smolagents.__version__
-        self.hello = hello("smolagents OpenAIServerModel", version, reasoning=False)
+        # Two layers run by default, and a declaration describes one: the SDK client's loop
+        # (openai-python's defaults, declared) inside ApiModel's Retrying (smolagents/models.py:
+        # RETRY_MAX_ATTEMPTS 3, RETRY_WAIT 60, base 2, jitter), which repeats the whole SDK
+        # call, up to 3 requests each time, when the error's text names a 429 or a rate limit,
+        # after 120-240 s, then 240-960 s. That outer budget and those waits cannot be
+        # declared; within the retry column's 40 s timeout its first wait never ends, so a
+        # case sees the SDK's requests only and then times out.
+        self.hello = hello(
+            "smolagents OpenAIServerModel",
+            version,
+            reasoning=False,
+            retry_policy=native_policy(options, openai_sdk()),
+        )
         self.native_retry = native_retry(options)
 
     def assemble(self, case: RunCase) -> Assembled:
