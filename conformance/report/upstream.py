@@ -472,6 +472,12 @@ KNOWN_CAUSES: tuple[KnownCause, ...] = (
         ("usage-every-chunk",),
         "adds the usage of every chunk: cumulative usage is inflated",
     ),
+    KnownCause(
+        ("mirascope",),
+        ("text-after-tool-call",),
+        "expects text only before a turn's tool calls: text after a call raises RuntimeError "
+        '"Received text_chunk while not processing text" and the answer is lost',
+    ),
     # --- openai-node ChatCompletionStream ------------------------------------------------
     KnownCause(
         ("openai-node",),
