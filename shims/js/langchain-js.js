@@ -9,7 +9,8 @@ import { ChatOpenAI } from '@langchain/openai';
 
 import { Assembled, assembledRun, usageEvent } from './lib/assembled.js';
 import { hello, serve } from './lib/protocol.js';
-import { idleMs, modelName, nativeRetry, packageVersion, toolSchemas, userMessages } from './lib/run.js';
+import { idleMs, modelName, nativePolicy, nativeRetry, packageVersion, toolSchemas, userMessages } from './lib/run.js';
+import { LANGCHAIN_JS } from './lib/retry-policies.js';
 
 async function assemble(run) {
   const model = new ChatOpenAI({
@@ -54,6 +55,7 @@ function usageOf(usage) {
 await serve({
   hello: hello('@langchain/openai ChatOpenAI.stream, chunks concatenated', packageVersion('@langchain/openai'), {
     reasoning: true,
+    retryPolicy: nativePolicy(LANGCHAIN_JS),
   }),
   run: (run) => assembledRun(assemble, run),
 });

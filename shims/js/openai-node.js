@@ -7,7 +7,8 @@ import OpenAI from 'openai';
 
 import { Assembled, assembledRun, usageEvent } from './lib/assembled.js';
 import { hello, serve } from './lib/protocol.js';
-import { idleMs, nativeRetry, packageVersion } from './lib/run.js';
+import { idleMs, nativePolicy, nativeRetry, packageVersion } from './lib/run.js';
+import { OPENAI_NODE } from './lib/retry-policies.js';
 
 async function assemble(run) {
   const client = new OpenAI({
@@ -46,6 +47,9 @@ function usageOf(usage) {
 }
 
 await serve({
-  hello: hello('openai-node chat.completions.stream', packageVersion('openai'), { reasoning: true }),
+  hello: hello('openai-node chat.completions.stream', packageVersion('openai'), {
+    reasoning: true,
+    retryPolicy: nativePolicy(OPENAI_NODE),
+  }),
   run: (run) => assembledRun(assemble, run),
 });

@@ -13,7 +13,8 @@ import { jsonSchema, streamText, tool } from 'ai';
 
 import { Assembled, assembledRun, usageEvent } from './lib/assembled.js';
 import { hello, log, serve } from './lib/protocol.js';
-import { idleMs, modelName, nativeRetry, packageVersion, toolSchemas, userMessages } from './lib/run.js';
+import { idleMs, modelName, nativePolicy, nativeRetry, packageVersion, toolSchemas, userMessages } from './lib/run.js';
+import { VERCEL_AI } from './lib/retry-policies.js';
 
 /** An `abort` part's reason, as the error a caller would see. */
 class StreamAbortedError extends Error {
@@ -113,6 +114,9 @@ function usageOf(usage) {
 }
 
 await serve({
-  hello: hello('ai streamText over @ai-sdk/openai-compatible', packageVersion('ai'), { reasoning: true }),
+  hello: hello('ai streamText over @ai-sdk/openai-compatible', packageVersion('ai'), {
+    reasoning: true,
+    retryPolicy: nativePolicy(VERCEL_AI),
+  }),
   run: (run) => assembledRun(assemble, run),
 });

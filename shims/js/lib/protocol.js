@@ -8,16 +8,18 @@ import { thrown } from './assembled.js';
 
 export const PROTOCOL_VERSION = 1;
 
-/** The handshake of a shim: assembled blocks only, no retry layer that follows the case's
- * policy, failures classified by lib/errors.js. */
-export function hello(name, version, { reasoning }) {
-  return {
+/** The handshake of a shim: assembled blocks only, failures classified by lib/errors.js. No
+ * retry layer, unless `retryPolicy` declares the one the library runs (pass `nativePolicy`'s
+ * answer, lib/run.js): a layer of its own, never the case's policy. */
+export function hello(name, version, { reasoning, retryPolicy = null }) {
+  const message = {
     type: 'hello',
     protocol: PROTOCOL_VERSION,
     name,
     version,
-    capabilities: { deltas: false, reasoning, usage: true, retry: false, error_codes: true },
+    capabilities: { deltas: false, reasoning, usage: true, retry: retryPolicy !== null, error_codes: true },
   };
+  return retryPolicy === null ? message : { ...message, retry_policy: retryPolicy };
 }
 
 function writeLine(message) {
