@@ -9,7 +9,13 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from shim_cases import check_column, run_cases
+from shim_cases import (
+    DECLARATION_CASES,
+    announced_hello,
+    check_column,
+    check_declared_retries,
+    run_cases,
+)
 
 from conformance.adapters.thirdparty import SHIMS, NodeShim
 from conformance.adapters.thirdparty.node import JS_SHIMS, SETUP, node_binary
@@ -99,6 +105,23 @@ def test_vercel_ai_replaces_a_late_provider_id_with_its_own() -> None:
 
 def test_langchain_js_column_shows_its_known_behaviour() -> None:
     check_column("langchain-js", LANGCHAIN_JS)
+
+
+@pytest.mark.parametrize("column", ["openai-node", "vercel-ai"])
+def test_a_js_shim_declares_the_retry_policy_its_library_runs(column: str) -> None:
+    # Not http-429-forever: both retry at once on its `Retry-After: 0`, which a declared
+    # policy cannot say (it reads only a positive delay): the R5 the matrix reports.
+    check_declared_retries(column, [c for c in DECLARATION_CASES if c != "http-429-forever"])
+
+
+def test_langchain_js_declares_the_retry_policy_of_its_async_caller() -> None:
+    check_declared_retries("langchain-js")
+
+
+@pytest.mark.parametrize("column", ["openai-node", "vercel-ai", "langchain-js"])
+def test_a_js_shim_declares_no_retry_layer_with_the_librarys_retries_off(column: str) -> None:
+    hello = announced_hello(column)
+    assert hello.retry_policy is None and not hello.capabilities.retry
 
 
 def test_the_shared_protocol_code_passes_its_unit_tests() -> None:

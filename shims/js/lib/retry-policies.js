@@ -10,7 +10,9 @@
  * - 876-897: a connection error or a timeout before the response (its timeout stops at the
  *   headers) is retried; the loop ends with the headers, so nothing in a streamed body is;
  * - 1140-1170 `retryRequest`: `retry-after-ms`, then `retry-after` (seconds or an HTTP date),
- *   waited exactly up to 60 s; above that (or unreadable) its own backoff, not a refusal;
+ *   waited exactly up to 60 s; above that (or unreadable) its own backoff, not a refusal.
+ *   Not declarable: a `retry-after: 0` is waited too (no wait at all), where a policy reads
+ *   only a positive delay and expects the backoff;
  * - 1195-1202: min(0.5 * 2**n, 8) * (1 - 0.25 * random()) s, n the retries made: 0.375-8 s. */
 export const OPENAI_NODE = Object.freeze({
   max_retries: 2,
@@ -35,7 +37,8 @@ export const OPENAI_NODE = Object.freeze({
  *   is an abort, so TIMEOUT is not;
  * - 2406-2422 `getRetryDelayInMs`: `retry-after-ms`, then `retry-after` (seconds or a date),
  *   waited when under 60 s, else the backoff. Declared as 60 s, inclusive: only a wait of
- *   exactly 60 s differs (the SDK backs off);
+ *   exactly 60 s differs (the SDK backs off). Not declarable, as openai-node: a zero wait
+ *   is honoured (a retry at once);
  * - 10066-10075: `streamRetries` defaults to 0: nothing after the stream began is retried. */
 export const VERCEL_AI = Object.freeze({
   max_retries: 2,
