@@ -60,7 +60,10 @@ def wait_bounds(policy: AnyRetryPolicy, failed: ExpectedAttempt, retry: int) -> 
     if directed is not None and (_stops_over_cap(policy) or not _over_cap(failed, policy)):
         return WaitBounds(directed, directed, "retry-after")
     if isinstance(policy, DeclaredRetryPolicy):
-        return WaitBounds(policy.backoff_min_s * 1000.0, policy.backoff_max_s * 1000.0, "backoff")
+        # "Retry after 0 s": retrying at once honours it, reading it as no directive falls
+        # back to the backoff; neither costs the caller anything, so both are within bounds.
+        lower = 0.0 if _asks_for_no_wait(failed, policy) else policy.backoff_min_s * 1000.0
+        return WaitBounds(lower, policy.backoff_max_s * 1000.0, "backoff")
     # Past 2**1023 the float overflows; the cap has long taken over by then.
     nominal = min(policy.initial_delay_ms * 2.0 ** min(retry - 1, 1023), policy.max_delay_ms)
     jitter = policy.jitter_ratio
@@ -80,6 +83,18 @@ def directed_wait_ms(attempt: ExpectedAttempt, policy: AnyRetryPolicy) -> float 
         if found is not None:
             return found
     return None
+
+
+def _asks_for_no_wait(attempt: ExpectedAttempt, policy: DeclaredRetryPolicy) -> bool:
+    """A header the declared policy reads says to wait zero (``Retry-After: 0``)."""
+    for header in policy.retry_after:
+        value = (attempt.header(header) or "").strip()
+        try:
+            if value and float(value) == 0:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def _milliseconds(attempt: ExpectedAttempt) -> float | None:

@@ -97,6 +97,11 @@ def test_the_wait_is_within_the_declared_bounds_unless_a_read_header_directs_it(
     assert wait_bounds(only_seconds, both, 1).lower_ms == 1000
     deaf = SDK.model_copy(update={"retry_after": []})
     assert wait_bounds(deaf, both, 1).source == "backoff"
+    # Retry-After: 0 may be taken at its word or as no directive: anything from 0 to the
+    # declared backoff's top is fine; a layer that does not read the header keeps its floor.
+    zero = first(http_error(429, retry_after=0))
+    assert (wait_bounds(SDK, zero, 1).lower_ms, wait_bounds(SDK, zero, 1).upper_ms) == (0, 8000)
+    assert wait_bounds(deaf, zero, 1).lower_ms == 375
     assert retry_decision(first(http_error(429, retry_after=500)), deaf, 0) == "retry"
 
 
