@@ -55,7 +55,6 @@ export const VERCEL_AI = Object.freeze({
 
 // @langchain/core/dist/utils/async_caller.js:12-23 STATUS_NO_RETRY.
 const LANGCHAIN_NO_RETRY = new Set([400, 401, 402, 403, 404, 405, 406, 407, 409, 413]);
-const RATE_LIMITED = 429;
 
 /** LangChain.js: ChatOpenAI (@langchain/openai 1.6) builds its openai client with
  * `maxRetries: 0` (dist/chat_models/base.js:318-324) and retries in @langchain/core 1.4's
@@ -67,16 +66,18 @@ const RATE_LIMITED = 429;
  *   413 is retried, and every error without one (a connection error; openai-node's timeout,
  *   renamed TimeoutError by @langchain/openai dist/utils/client.js:13-16); `x-should-retry`
  *   is not read; the create call returns at the headers, so a streamed body is not retried.
- * What no policy can say, left out: a 429 is retried only when its `retry-after` (or its
- * message's "try again in N s") asks for at most 60 s (async_caller.js:99-131), and then
- * after max(backoff, that wait) (p-retry/index.js:67-69), never the wait exactly; a headerless
- * 429, or one that asks for more, is not retried. So 429 is declared not retried, the
- * Retry-After headers not read, and the waits within the backoff's bounds. */
+ * What no policy can say: a 429 is retried only when its `retry-after` (or its message's
+ * "try again in N s") asks for at most 60 s (async_caller.js:99-131), and then after
+ * max(backoff, that wait) (p-retry/index.js:67-69), never the wait exactly; a headerless 429,
+ * or one that asks for more, is not retried. 429 is declared retried, as it is whenever the
+ * provider says when to come back (a 429 that asked for a short wait and got no retry then
+ * shows as R1: the caller lost an answer it could have had), the Retry-After headers not
+ * read, and the waits within the backoff's bounds. */
 export const LANGCHAIN_JS = Object.freeze({
   max_retries: 6,
   statuses: [
     ...Array.from({ length: 100 }, (_, i) => 400 + i).filter(
-      (status) => !LANGCHAIN_NO_RETRY.has(status) && status !== RATE_LIMITED,
+      (status) => !LANGCHAIN_NO_RETRY.has(status),
     ),
     '5xx',
   ],

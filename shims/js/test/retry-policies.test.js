@@ -63,7 +63,9 @@ test("LangChain.js: the openai client's retries off, the AsyncCaller's on, statu
   assert.equal(model.client.maxRetries, 0);
   assert.equal(model.caller.maxRetries, LANGCHAIN_JS.max_retries);
   for (const status of SAMPLE_STATUSES) {
-    const error = Object.assign(new Error('m'), { status, headers: new Headers() }); // no Retry-After
+    // A 429 is retried when it says when to come back (within 60 s): it says so here.
+    const headers = new Headers(status === 429 ? { 'retry-after': '1' } : {});
+    const error = Object.assign(new Error('m'), { status, headers });
     let retried = true;
     try {
       await model.caller.onFailedAttempt(error);
