@@ -155,8 +155,12 @@ class RunResult(_Result):
 #   against the clock make vary: ``delay_ms`` of ``retry`` events and
 #   ``retry.waits[].announced_ms``;
 # - the port of the run's loopback server: the value of each request's ``Host`` header, and
-#   the port of every URL quoted in a verdict's reason (an adapter's error message may name
-#   the URL it failed on: ``http://127.0.0.1:41234/x`` becomes ``http://127.0.0.1:…/x``).
+#   the port of every URL quoted in a verdict's reason, an event's ``message`` or the
+#   adapter's stderr (an adapter's error message may name the URL it failed on:
+#   ``http://127.0.0.1:41234/x`` becomes ``http://127.0.0.1:…/x``);
+# - which came first, the provider's last write or the hang-up of an adapter that stopped
+#   reading as it came (a payload it rejects): a request's ``ended`` reads ``complete`` for
+#   ``client-disconnected``.
 #
 # Everything else — verdicts, events, request bodies, the catalogue — is a function of the
 # fixtures (and the seed) and of the adapter: two runs against a deterministic adapter give
@@ -180,12 +184,17 @@ def _blank_case(case: dict[str, Any]) -> None:
     case["duration_s"] = None
     for request in case["requests"]:
         request["received_at"] = request["ended_at"] = None
+        if request["ended"] == "client-disconnected":
+            request["ended"] = "complete"
         request["headers"] = [
             [name, None if name.lower() == "host" else value] for name, value in request["headers"]
         ]
     for event in case["events"]:
         if event["type"] == "retry":
             event["delay_ms"] = None
+        if isinstance(event.get("message"), str):
+            event["message"] = _URL_PORT.sub(r"\1:…", event["message"])
+    case["stderr"] = _URL_PORT.sub(r"\1:…", case["stderr"])
     for wait in (case.get("retry") or {}).get("waits", []):
         wait["measured_ms"] = wait["announced_ms"] = None
     for verdict in case["verdicts"].values():

@@ -17,7 +17,7 @@ from conformance.report import (
     format_baseline,
     read_baseline,
 )
-from conformance.results import RunResult, reproducible_reason
+from conformance.results import RunResult, reproducible_json, reproducible_reason
 
 
 def run(verdicts: dict[str, dict[str, str | tuple[str, str]]]) -> RunResult:
@@ -256,3 +256,22 @@ def test_a_baseline_verdict_must_be_a_verdict(tmp_path: Path) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(BaselineError, match=r"cases\.c-clean\.verdicts\.G1: Input should be"):
         read_baseline(path)
+
+
+def test_reproducible_json_blanks_ports_an_adapter_quotes_and_a_raced_hang_up() -> None:
+    """An adapter's error message and stderr may name the provider's URL, and whether the
+    provider's last write or the hang-up of an adapter that stopped reading came first is
+    the clock's: neither differs between two reproducible runs."""
+
+    def ran(port: int, ended: str) -> RunResult:
+        url = f"http://127.0.0.1:{port}/c/v1/chat/completions"
+        request = build.hostile_requests()[0] | {"ended": ended}
+        thrown = {"case": "c", "type": "thrown", "message": f"IncompleteRead: {url}"}
+        return build.result(
+            [build.case("c", {}, events=[thrown], stderr=f"failed: {url}", requests=[request])]
+        )
+
+    once, again = ran(41234, "complete"), ran(50123, "client-disconnected")
+    assert reproducible_json(once) == reproducible_json(again)
+    assert "127.0.0.1:…/c/v1" in reproducible_json(once)
+    assert reproducible_json(ran(41234, "reset")) != reproducible_json(once)
