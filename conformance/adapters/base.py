@@ -123,6 +123,11 @@ class PythonAdapterSession:
     and the outlet is closed: the producer's next event is dropped and stops it, and an async
     case is cancelled. A loop that does not answer then (blocked by the adapter) is abandoned
     and the next case gets a fresh one, so the run goes on either way.
+
+    Cases of an adapter whose ``run`` is an async generator function may be in flight
+    together, on its one loop (``--jobs``); a case that blocks that loop stalls the cases
+    beside it too. Any other adapter runs one case at a time: nothing says a sync
+    generator may run on several threads at once.
     """
 
     def __init__(
@@ -137,12 +142,18 @@ class PythonAdapterSession:
         self.hello = adapter.hello
         # Whether `run` takes an `http_client` keyword: then cases can run in process.
         self.accepts_http_client = "http_client" in inspect.signature(adapter.run).parameters
+        self.concurrent = inspect.isasyncgenfunction(adapter.run)
+        self._one_at_a_time = contextlib.nullcontext() if self.concurrent else asyncio.Lock()
         self._grace_s = grace_s
         self._max_events = max_events_per_case
         self._max_bytes = max_case_bytes
         self._loop: AdapterLoop | None = None
 
     async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
+        async with self._one_at_a_time:
+            return await self._run_case(case, http_client)
+
+    async def _run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
         kwargs: dict[str, Any] = {}
         if http_client is not None and self.accepts_http_client:
             kwargs["http_client"] = http_client
@@ -158,7 +169,7 @@ class PythonAdapterSession:
         if not ended:
             outlet.log.fail("timeout", f"no end within {budget:g} s")
             if not await loop.answers_within(_LOOP_ANSWER_S):
-                self._abandon_loop()
+                self._abandon(loop)
         log = outlet.log
         return CaseRun(
             events=log.events,
@@ -203,7 +214,7 @@ class PythonAdapterSession:
                     await asyncio.wait_for(self.loop.run(_call(closer)), _CLOSE_WAIT_S)
         finally:
             if self._loop is not None:
-                self._abandon_loop()
+                self._abandon(self._loop)
 
     @property
     def loop(self) -> AdapterLoop:
@@ -215,10 +226,12 @@ class PythonAdapterSession:
             weakref.finalize(self, self._loop.stop)
         return self._loop
 
-    def _abandon_loop(self) -> None:
-        assert self._loop is not None
-        self._loop.stop()
-        self._loop = None
+    def _abandon(self, loop: AdapterLoop) -> None:
+        """Stop ``loop``; the next case gets a fresh one (unless a case in flight beside
+        the one that found ``loop`` blocked has replaced it already)."""
+        loop.stop()
+        if self._loop is loop:
+            self._loop = None
 
 
 def _traceback_tail(error: BaseException) -> str:

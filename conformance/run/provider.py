@@ -7,6 +7,7 @@ cases point their ``base_url`` at it.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -78,16 +79,18 @@ class SessionProvider:
         self._loop: AdapterLoop | None = None  # where the provider runs; None: the runner's
         self._stack = AsyncExitStack()
         self._provider: Provider | None = None
+        self._opening = asyncio.Lock()  # cases in flight at once share one provider
 
     async def current(self) -> Provider:
         """The provider for the next case, opened on the loop that case runs on."""
-        loop = self._session.loop if isinstance(self._session, PythonAdapterSession) else None
-        if self._provider is None or loop is not self._loop:
-            await self.aclose()
-            self._loop, self._stack = loop, AsyncExitStack()
-            opening = self._stack.enter_async_context(self._open())
-            self._provider = await (opening if loop is None else loop.run(opening))
-        return self._provider
+        async with self._opening:
+            loop = self._session.loop if isinstance(self._session, PythonAdapterSession) else None
+            if self._provider is None or loop is not self._loop:
+                await self.aclose()
+                self._loop, self._stack = loop, AsyncExitStack()
+                opening = self._stack.enter_async_context(self._open())
+                self._provider = await (opening if loop is None else loop.run(opening))
+            return self._provider
 
     async def aclose(self) -> None:
         """Close the provider, unless its loop was abandoned (it is gone with it)."""

@@ -14,14 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-import httpx
-
-from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.registry import RequestRecord, ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterSession, CaseRun
 from ..adapters.case_log import byte_count
-from ..events import RetryPolicy, RunCase
+from ..events import Hello, RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
 from ..invariants.judging import judge_evidence
@@ -38,10 +36,13 @@ from ..results import (
     suite_version,
 )
 from ..verdicts import Contract
+from .estimate import estimated_duration_s, longest_first
 from .provider import Provider, session_provider
+from .schedule import CaseSchedule, run_scheduled
 
 # Events kept per run, as JSON lines; once a run's cases have kept this much, the remaining
-# cases are recorded as not run. The run's results then hold at most this plus one case's cap.
+# cases (in scenario order, however many run at once) are recorded as not run. The run's
+# results then hold at most this plus one case's cap.
 MAX_RUN_BYTES = 16 * 1024 * 1024
 
 
@@ -71,11 +72,19 @@ async def run_suite(
     *,
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
+    jobs: int = 1,
 ) -> RunResult:
     """Run every scenario as a case; ``invocation`` is how to name the adapter on a
-    command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers."""
+    command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers; ``jobs`` cases
+    at a time (see :func:`run_judged`)."""
     runs = await run_judged(
-        session, scenarios, options, (options.contract,), on_case=on_case, invocation=invocation
+        session,
+        scenarios,
+        options,
+        (options.contract,),
+        on_case=on_case,
+        invocation=invocation,
+        jobs=jobs,
     )
     return runs[options.contract]
 
@@ -88,27 +97,50 @@ async def run_judged(
     *,
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
+    jobs: int = 1,
 ) -> dict[Contract, RunResult]:
     """Run every scenario once and judge what each case showed under each of ``contracts``:
     one result per contract, all of the same observed behaviour (``options.contract`` is
-    not consulted). ``on_case`` sees each case as the first contract judges it."""
+    not consulted). ``on_case`` sees each case as the first contract judges it, as it ends.
+
+    With ``jobs`` above 1, that many cases are in flight at once, the longest (by their
+    scenarios' scripted waits) started first; the results list the cases in scenario order
+    and leave out the same cases past ``MAX_RUN_BYTES`` as a run of one case at a time.
+    """
     started = _now()
     policy = effective_policy(session, options)
     # Every case's policy up front: a scenario whose retry_policy cannot apply stops the
     # run before any case, not half-way.
-    policies = {s.id: effective_policy(session, options, s) for s in scenarios}
-    cases: dict[Contract, list[CaseResult]] = {contract: [] for contract in contracts}
-    capped = _RunOutputCap(session, MAX_RUN_BYTES)
+    policies = [effective_policy(session, options, s) for s in scenarios]
+    sent: dict[int, RunCase] = {}  # each case's run request, by position
+    judged: list[dict[Contract, CaseResult]] = [{} for _ in scenarios]
+    order = dispatch_order(scenarios, policies, session, options, jobs)
+    schedule = CaseSchedule(order, MAX_RUN_BYTES)
     registry = ScenarioRegistry(scenarios)
+
+    def judge_all(observed: ObservedCase) -> dict[Contract, CaseResult]:
+        return {c: observed.judged(c, strict=options.strict) for c in contracts}
+
     async with session_provider(session, registry, options.transport) as providers:
-        for scenario in scenarios:
+
+        async def run_case(position: int) -> int:
+            scenario = scenarios[position]
             provider = await providers.current()
-            case = case_request(scenario, provider.root_url, policies[scenario.id], options)
-            observed = await observe_case(capped, provider, scenario, case)
-            for contract in contracts:
-                cases[contract].append(observed.judged(contract, strict=options.strict))
+            case = case_request(scenario, provider.root_url, policies[position], options)
+            sent[position] = case
+            if schedule.skips(position):
+                observed = not_run_case(session.hello, scenario, case)
+            else:
+                observed = await observe_case(session, provider, scenario, case)
+            judged[position] = judge_all(observed)
             if on_case is not None:
-                on_case(cases[contracts[0]][-1])
+                on_case(judged[position][contracts[0]])
+            return observed.run.kept_bytes
+
+        await run_scheduled(schedule, jobs, run_case)
+    for position in schedule.left_out:  # those that ran before that was known too
+        not_run = not_run_case(session.hello, scenarios[position], sent[position])
+        judged[position] = judge_all(not_run)
     finished = _now()
     return {
         contract: RunResult(
@@ -126,33 +158,30 @@ async def run_judged(
             started_at=started,
             finished_at=finished,
             catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
-            cases=judged,
+            cases=[results[contract] for results in judged],
         )
-        for contract, judged in cases.items()
+        for contract in contracts
     }
 
 
-class _RunOutputCap:
-    """``session`` within a run's budget of kept events: once its cases have kept
-    ``max_bytes``, each further case is recorded as a protocol error without running."""
-
-    def __init__(self, session: AdapterSession, max_bytes: int) -> None:
-        self.hello = session.hello
-        self._session = session
-        self._max_bytes = max_bytes
-        self._kept = 0
-
-    async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
-        if self._kept >= self._max_bytes:
-            cap = byte_count(self._max_bytes)
-            detail = f"not run: the run's events reached {cap} (MAX_RUN_BYTES)"
-            return CaseRun(status="protocol-error", detail=detail)
-        run = await self._session.run_case(case, http_client)
-        self._kept += run.kept_bytes
-        return run
-
-    async def close(self) -> None:
-        await self._session.close()
+def dispatch_order(
+    scenarios: Sequence[Scenario],
+    policies: Sequence[RetryPolicy],
+    session: AdapterSession,
+    options: RunOptions,
+    jobs: int,
+) -> list[int]:
+    """The order the cases start in: scenario order for one at a time, else the longest
+    first (no result depends on it)."""
+    if jobs <= 1:
+        return list(range(len(scenarios)))
+    retries_on = session.hello.capabilities.retry
+    return longest_first(
+        [
+            estimated_duration_s(scenario, policy if retries_on else None, options.idle_timeout_s)
+            for scenario, policy in zip(scenarios, policies, strict=True)
+        ]
+    )
 
 
 def case_request(
@@ -214,22 +243,43 @@ async def observe_case(
     run = await session.run_case(case, provider.client)
     duration = time.monotonic() - begun
     requests = await provider.registry.settled(scenario.id)
-    retries_on = session.hello.capabilities.retry
+    return observation(session.hello, scenario, case, run, tuple(requests), duration)
+
+
+def not_run_case(hello: Hello, scenario: Scenario, case: RunCase) -> ObservedCase:
+    """A case left out because the run's events reached ``MAX_RUN_BYTES``: a protocol
+    error that never reached the adapter or the provider."""
+    cap = byte_count(MAX_RUN_BYTES)
+    detail = f"not run: the run's events reached {cap} (MAX_RUN_BYTES)"
+    return observation(hello, scenario, case, CaseRun(status="protocol-error", detail=detail))
+
+
+def observation(
+    hello: Hello,
+    scenario: Scenario,
+    case: RunCase,
+    run: CaseRun,
+    requests: tuple[RequestRecord, ...] = (),
+    duration_s: float = 0.0,
+) -> ObservedCase:
+    """What ``run`` of ``case`` showed beside the oracle's outcome for an adapter saying
+    ``hello``, with the ``requests`` the provider saw."""
+    retries_on = hello.capabilities.retry
     expected = expected_outcome(scenario, case.retry if retries_on else None)
     evidence = Evidence(
         scenario=scenario,
         expected=expected,
         events=tuple(run.events),
-        capabilities=session.hello.capabilities,
+        capabilities=hello.capabilities,
         policy=case.retry if retries_on else None,
         idle_timeout_s=case.idle_timeout_s,
-        requests=tuple(requests),
+        requests=requests,
         status=run.status,
         detail=run.detail,
         timeout_s=case.timeout_s,
         declared=session.hello.retry_policy,
     )
-    return ObservedCase(scenario, run, evidence, duration)
+    return ObservedCase(scenario, run, evidence, duration_s)
 
 
 def _retry_summary(evidence: Evidence) -> RetrySummary | None:

@@ -212,6 +212,28 @@ def test_after_a_blocked_loop_the_run_goes_on_with_a_provider_on_the_fresh_loop(
         assert not [v for v in case.verdicts.values() if v.verdict in ("fail", "non-strict")]
 
 
+def test_a_blocked_loop_with_cases_in_flight_times_them_out_and_the_run_goes_on() -> None:
+    """Cases in flight share the adapter's loop: those beside the one that blocks it time out
+    with it; each abandons that loop once, and the cases after run on one fresh loop."""
+    corpus = {scenario.id: scenario for scenario in load_fixtures([bundled_fixtures()])}
+    normal = corpus["tool-cont-null-id-name"]
+    ids = ["c-block", "beside-1", "beside-2", "after-1", "after-2", "after-3"]
+    scenarios = [normal.model_copy(update={"id": case_id}) for case_id in ids]
+    adapter = BlockingReference()
+
+    async def body() -> RunResult:
+        session = PythonAdapterSession(adapter, grace_s=GRACE_S)
+        try:
+            return await run_suite(session, scenarios, RunOptions(timeout_s=1.0), jobs=3)
+        finally:
+            adapter.release.set()
+            await session.close()
+
+    result = asyncio.run(body())
+    statuses = {case.case: case.status for case in result.cases}
+    assert statuses == dict.fromkeys(ids[:3], "timeout") | dict.fromkeys(ids[3:], "completed")
+
+
 class GoingOnAfterEnd:
     """Yields a finished case, then more events for ever."""
 
