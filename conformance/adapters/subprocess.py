@@ -1,7 +1,8 @@
 """The subprocess adapter: any program speaking the JSON Lines protocol of ADAPTER-PROTOCOL.md.
 
-The suite starts the command once, reads its ``hello``, then for each case writes one ``run``
-line and reads event lines until that case's ``end``. Whatever the program does — hang, exit,
+The suite starts the command, reads its ``hello``, then for each case writes one ``run`` line
+and reads event lines until that case's ``end``; cases run at once run in a pool of such
+processes, one case per process at a time. Whatever the program does — hang, exit,
 print garbage, flood — becomes a recorded :class:`CaseRun` status (``timeout``, ``crash``,
 ``protocol-error``), never an exception that stops the run. After a timeout or a crash the
 process is killed with its whole tree (``process_tree``: descendants that left its process
@@ -46,7 +47,15 @@ _READ_CHUNK = 64 * 1024
 
 
 class SubprocessAdapterSession:
-    """An :class:`~conformance.adapters.base.AdapterSession` backed by a child process."""
+    """An :class:`~conformance.adapters.base.AdapterSession` backed by child processes.
+
+    Protocol v1 has one case in flight per process, so cases run at once (``--jobs``) run in
+    a pool of processes of the same command: one is started with the session, another only
+    when a case comes while every process is busy, so there are never more processes than
+    cases in flight. Each restarts on its own after a timeout, crash or cancelled case. A
+    process that cannot be added beside the others stops the pool from growing; a failed
+    restart makes every remaining case a crash, as with one process.
+    """
 
     hello: Hello
 
@@ -63,14 +72,15 @@ class SubprocessAdapterSession:
     ) -> None:
         self.hello = hello
         self._argv = argv
-        self._process: _AdapterProcess | None = process
         self._hello_timeout_s = hello_timeout_s
         self._grace_s = grace_s
         self._max_events = max_events_per_case
         self._max_bytes = max_case_bytes
-        self._out_of_sync = False  # a case was cancelled mid-way: restart before reuse
+        self._slots = [_Slot(process)]  # in the order they were added
+        self._idle = list(self._slots)
+        self._released = asyncio.Condition()
+        self._can_grow = True
         self._unusable: str | None = None  # why no process can be (re)started
-        self._lock = asyncio.Lock()  # one case at a time: events are matched by case id
 
     @classmethod
     async def start(
@@ -96,42 +106,82 @@ class SubprocessAdapterSession:
         )
 
     @property
+    def pids(self) -> tuple[int, ...]:
+        """The pids of the running adapter processes (one changes when it restarts)."""
+        return tuple(slot.process.pid for slot in self._slots if slot.process is not None)
+
+    @property
     def pid(self) -> int | None:
-        """The pid of the running adapter process, if any (it changes on restart)."""
-        return self._process.pid if self._process is not None else None
+        """The pid of the first running adapter process, if any."""
+        return next(iter(self.pids), None)
 
     async def run_case(self, case: RunCase, http_client: httpx.AsyncClient | None) -> CaseRun:
         del http_client  # a subprocess reaches the provider over loopback, never in-process
-        async with self._lock:
-            process = await self._running_process()
+        slot = await self._acquire()
+        try:
+            process = await self._running_process(slot)
             if process is None:
                 return CaseRun(status="crash", detail=f"adapter unavailable: {self._unusable}")
-            return await self._drive(process, case)
+            return await self._drive(slot, process, case)
+        finally:
+            await self._release(slot)
 
     async def close(self) -> None:
-        """Close stdin, let the adapter exit, else terminate then kill it; reap everything."""
-        async with self._lock:
-            self._unusable = "the session is closed"
-            process, self._process = self._process, None
-            if process is not None and self._out_of_sync:
+        """Close stdin, let each adapter process exit, else terminate then kill it; reap
+        everything. Waits for the cases in flight to end."""
+        self._unusable = "the session is closed"
+        for _ in range(len(self._slots)):
+            slot = await self._acquire()
+            process, slot.process = slot.process, None
+            if process is not None and slot.out_of_sync:
                 await process.stop(exit_wait_s=0)  # mid-case: no point waiting for a clean exit
             elif process is not None:
                 await process.close()
 
-    async def _running_process(self) -> _AdapterProcess | None:
-        """The live process, restarting it after a timeout, crash or cancelled case."""
-        if self._process is not None and self._out_of_sync:
-            await self._process.stop(exit_wait_s=0)
-            self._process, self._out_of_sync = None, False
-        if self._process is None and self._unusable is None:
+    async def _acquire(self) -> _Slot:
+        """An idle slot; when every slot is busy, a new one with a process of its own (if
+        the pool may still grow), else the first slot released."""
+        async with self._released:
+            await self._released.wait_for(lambda: bool(self._idle) or self._may_grow())
+            if self._idle:
+                return self._idle.pop(0)
+            slot = _Slot(None)
+            self._slots.append(slot)  # busy from the start: close() waits for it
+        try:
+            slot.process, _ = await _launch(self._argv, self._hello_timeout_s)
+        except BaseException as error:
+            async with self._released:
+                self._slots.remove(slot)
+                if isinstance(error, AdapterLoadError):
+                    self._can_grow = False  # the command cannot run once more beside the others
+                self._released.notify_all()
+            if not isinstance(error, AdapterLoadError):
+                raise
+            return await self._acquire()
+        return slot
+
+    def _may_grow(self) -> bool:
+        return self._can_grow and self._unusable is None
+
+    async def _release(self, slot: _Slot) -> None:
+        async with self._released:
+            self._idle.append(slot)
+            self._released.notify()
+
+    async def _running_process(self, slot: _Slot) -> _AdapterProcess | None:
+        """The slot's live process, restarting it after a timeout, crash or cancelled case."""
+        if slot.process is not None and slot.out_of_sync:
+            await slot.process.stop(exit_wait_s=0)
+            slot.process, slot.out_of_sync = None, False
+        if slot.process is None and self._unusable is None:
             try:
-                self._process, _ = await _launch(self._argv, self._hello_timeout_s)
+                slot.process, _ = await _launch(self._argv, self._hello_timeout_s)
             except AdapterLoadError as error:
                 # Remembered so that the remaining cases fail fast instead of retrying forever.
                 self._unusable = f"restart failed: {error}"
-        return self._process
+        return slot.process
 
-    async def _drive(self, process: _AdapterProcess, case: RunCase) -> CaseRun:
+    async def _drive(self, slot: _Slot, process: _AdapterProcess, case: RunCase) -> CaseRun:
         log = CaseLog(case.case, self._max_events, self._max_bytes)
         mark = process.stderr.mark()
         budget = case.timeout_s + self._grace_s
@@ -141,12 +191,12 @@ class SubprocessAdapterSession:
                 await _read_case(process, log)
         except TimeoutError:
             log.fail("timeout", f"no `end` within {budget:g} s")
-            await self._retire(process, exit_wait_s=0)
+            await self._retire(slot, process, exit_wait_s=0)
         except _AdapterExitedError:
-            status = await self._retire(process, exit_wait_s=_CRASH_EXIT_WAIT_S)
+            status = await self._retire(slot, process, exit_wait_s=_CRASH_EXIT_WAIT_S)
             log.fail("crash", f"stdout closed before `end`: the adapter {status}")
         except BaseException:
-            self._out_of_sync = True  # cancelled mid-case: the next case needs a fresh process
+            slot.out_of_sync = True  # cancelled mid-case: the next case needs a fresh process
             raise
         else:
             await _let_stderr_catch_up()
@@ -158,11 +208,21 @@ class SubprocessAdapterSession:
             kept_bytes=log.kept_bytes,
         )
 
-    async def _retire(self, process: _AdapterProcess, *, exit_wait_s: float) -> str:
-        """Stop a process that is hung or dead; the next case restarts it. Says how it ended."""
-        self._process = None
+    async def _retire(self, slot: _Slot, process: _AdapterProcess, *, exit_wait_s: float) -> str:
+        """Stop a process that is hung or dead; the slot's next case restarts it. Says how it
+        ended."""
+        slot.process = None
         await process.stop(exit_wait_s=exit_wait_s)
         return process.describe_exit()
+
+
+class _Slot:
+    """One place in the pool: its process (None between a failure and the restart), and
+    whether a cancelled case left it mid-case."""
+
+    def __init__(self, process: _AdapterProcess | None) -> None:
+        self.process = process
+        self.out_of_sync = False
 
 
 async def _read_case(process: _AdapterProcess, log: CaseLog) -> None:

@@ -357,6 +357,69 @@ def test_unstartable_command_is_a_load_error(bad_command: str, message: str) -> 
         run(lambda: SubprocessAdapterSession.start(bad_command))
 
 
+async def run_together(session: SubprocessAdapterSession, *case_ids: str) -> list[CaseRun]:
+    return list(
+        await asyncio.gather(*(session.run_case(make_case(case_id), None) for case_id in case_ids))
+    )
+
+
+def pid_of(result: CaseRun) -> int:
+    """The pid a `whoami` case reports on its stderr."""
+    return int(re.findall(r"pid=(\d+)", result.stderr)[0])
+
+
+def test_cases_in_flight_run_in_a_pool_of_processes_that_restart_each_on_its_own() -> None:
+    async def body() -> tuple[list[CaseRun], tuple[int, ...], list[CaseRun], list[CaseRun]]:
+        session = await start()
+        try:
+            first = await run_together(session, "c-whoami-1", "c-whoami-2", "c-whoami-3")
+            pool = session.pids
+            hung = await run_together(session, "c-hang", "c-whoami-4", "c-whoami-5")
+            after = await run_together(session, "c-whoami-6", "c-whoami-7", "c-whoami-8")
+        finally:
+            await session.close()
+        assert session.pids == ()
+        return first, pool, hung, after
+
+    first, pool, hung, after = run(body)
+    assert all(result.status == "completed" for result in [*first, *after])
+    pids = {pid_of(result) for result in first}
+    assert len(pids) == 3 and set(pool) == pids  # three in flight: three processes
+    assert hung[0].status == "timeout" and [r.status for r in hung[1:]] == ["completed"] * 2
+    # Only the process that hung was replaced; the other two served on.
+    survivors = {pid_of(result) for result in hung[1:]}
+    again = {pid_of(result) for result in after}
+    assert len(again) == 3 and again & pids == survivors and len(survivors) == 2
+    assert all(wait_gone(pid) for pid in pids | again)
+
+
+def test_a_pool_never_has_more_processes_than_cases_in_flight() -> None:
+    async def body() -> tuple[int, ...]:
+        session = await start()
+        try:
+            await run_cases(session, "c-whoami-1", "c-whoami-2", "c-whoami-3")
+            return session.pids
+        finally:
+            await session.close()
+
+    assert len(run(body)) == 1
+
+
+def test_a_command_that_cannot_run_twice_keeps_a_pool_of_one(tmp_path: Path) -> None:
+    marker = str(tmp_path / "greeted")  # only the first process greets
+
+    async def body() -> list[CaseRun]:
+        session = await start("--hello-once", marker)
+        try:
+            return await run_together(session, "c-whoami-1", "c-whoami-2", "c-whoami-3")
+        finally:
+            await session.close()
+
+    results = run(body)
+    assert [result.status for result in results] == ["completed"] * 3
+    assert len({pid_of(result) for result in results}) == 1
+
+
 def test_stderr_tail_is_bounded_and_per_mark() -> None:
     tail = _StderrTail(keep=10)
     tail.append(b"before")

@@ -25,6 +25,7 @@ suite can be judged around the misbehaving cases:
                    then finishes correctly
     markup         prints a `thrown` event whose message is MARKUP (rich markup, a link,
                    terminal escapes), then `end`
+    whoami         writes `pid=PID` to stderr, takes WHOAMI_S, then finishes correctly
 
 Flags: --no-hello (never greets), --protocol N (greets with that version),
 --hello-once PATH (greets only if PATH does not exist, creating it: every restart fails),
@@ -44,6 +45,7 @@ from pathlib import Path
 from types import ModuleType
 
 FLOOD_EVENTS = 20_000
+WHOAMI_S = 0.2  # long enough for cases sent together to be in flight together
 BULK_BYTES = 5 * 1024 * 1024
 # Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
 # an emoji code, and bidi controls that would reorder what follows (right-to-left override,
@@ -168,6 +170,13 @@ def markup(case: str) -> None:
     emit({"case": case, "type": "end"})
 
 
+def whoami(case: str) -> None:
+    sys.stderr.write(f"pid={os.getpid()}\n")
+    sys.stderr.flush()
+    time.sleep(WHOAMI_S)
+    finish(case)
+
+
 def load_example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("example_adapter", EXAMPLE)
     assert spec is not None and spec.loader is not None
@@ -208,6 +217,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         surrogate(case)
     elif "markup" in case:
         markup(case)
+    elif "whoami" in case:
+        whoami(case)
     elif example is not None:
         example.run_case(message, lambda event: emit({"case": case, **event}))
         emit({"case": case, "type": "end"})
