@@ -44,7 +44,14 @@ from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
 from .console import terminal
-from .options import InputError, SetupError, fixtures_option, read_results, selected_scenarios
+from .options import (
+    InputError,
+    SetupError,
+    fixtures_option,
+    jobs_option,
+    read_results,
+    selected_scenarios,
+)
 
 DEFAULT_OUT = Path("reports/matrix")
 DEFAULT_SUMMARY = Path("reports/compatibility.md")
@@ -67,9 +74,14 @@ def retry_suffix(contract: Contract) -> str:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
 @click.option("--summary", type=click.Path(path_type=Path), default=DEFAULT_SUMMARY)
 @fixtures_option
+@jobs_option()
 @click.pass_context
 def matrix(
-    ctx: click.Context, out_dir: Path, summary: Path, fixture_paths: tuple[Path, ...]
+    ctx: click.Context,
+    out_dir: Path,
+    summary: Path,
+    fixture_paths: tuple[Path, ...],
+    jobs: int,
 ) -> None:
     """Run every installed third-party shim over the corpus and render the matrix."""
     if ctx.invoked_subcommand is not None:
@@ -82,7 +94,7 @@ def matrix(
         )
     scenarios = selected_scenarios(fixture_paths, None)
     for shim in installed:
-        _run_column(shim, scenarios, out_dir)
+        _run_column(shim, scenarios, out_dir, jobs)
     _render(out_dir, summary, _corpus_label(fixture_paths))
 
 
@@ -90,12 +102,13 @@ def matrix(
 @click.argument("name", type=click.Choice(sorted(SHIMS)))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
 @fixtures_option
-def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...]) -> None:
+@jobs_option()
+def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...], jobs: int) -> None:
     """Run one shim: its corpus column and its native retry profile."""
     shim = SHIMS[name]
     if not shim.installed:
         raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
-    _run_column(shim, selected_scenarios(fixture_paths, None), out_dir)
+    _run_column(shim, selected_scenarios(fixture_paths, None), out_dir, jobs)
 
 
 @matrix.command("render")
@@ -110,16 +123,18 @@ def _corpus_label(paths: Sequence[Path]) -> str:
     return ", ".join(f"`{p}`" for p in paths) if paths else "the bundled fixture corpus"
 
 
-def _run_column(shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: Path) -> None:
+def _run_column(
+    shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: Path, jobs: int
+) -> None:
     console = terminal(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
     console.print(f"{shim.name}: {len(scenarios)} cases, judged under {' and '.join(CONTRACTS)}")
-    judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS))
+    judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS, jobs))
     saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
     if profile:
         console.print(f"{shim.name}: {len(profile)} cases with its own retry layer")
-        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS))
+        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS, jobs))
         saved |= {retry_suffix(contract): retries[contract] for contract in CONTRACTS}
     for suffix, result in saved.items():
         result.options["matrix"] = {
@@ -137,6 +152,7 @@ async def _run(
     scenarios: Sequence[Scenario],
     options: RunOptions,
     contracts: Sequence[Contract],
+    jobs: int,
 ) -> dict[Contract, RunResult]:
     try:
         session = await shim.open(options)
@@ -144,7 +160,7 @@ async def _run(
         raise SetupError(str(error)) from None
     try:
         return await run_judged(
-            session, scenarios, options, contracts, invocation=shim.invocation(options)
+            session, scenarios, options, contracts, invocation=shim.invocation(options), jobs=jobs
         )
     finally:
         await session.close()

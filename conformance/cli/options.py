@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -90,6 +91,32 @@ contract_option = click.option(
     help="harness: the notes' invariants and the harness's own rules; interop: fail only "
     "where the adapter loses, corrupts or invents what the provider sent, crashes or hangs.",
 )
+
+
+def default_jobs() -> int:
+    """The CPU count: the CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+JOBS_HELP = (
+    "Cases in flight at once, the longest first; a subprocess adapter runs as up to N "
+    "processes, a Python adapter whose run is not an async generator one case at a time. "
+    "Results are those of --jobs 1 but for clock fields."
+)
+
+
+def jobs_option(help: str = JOBS_HELP) -> Callable[[F], F]:
+    """-j/--jobs, defaulting to the CPU count."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=default_jobs,
+        show_default="the CPU count",
+        help=help,
+    )
 
 
 def timeout_options(idle: float, case: float) -> Callable[[F], F]:

@@ -25,6 +25,7 @@ from .options import (
     contract_option,
     exit_judged,
     fixtures_option,
+    jobs_option,
     json_option,
     report_option,
     select_option,
@@ -76,6 +77,7 @@ from .options import (
     help="Add N generated cases (conformance.strategies); -k selects among them too.",
 )
 @click.option("--seed", type=int, help="Seed of the generated cases (default: random).")
+@jobs_option()
 @click.option(
     "-v",
     "--verbose",
@@ -99,6 +101,7 @@ def run(
     timeout: float,
     generate: int,
     seed: int | None,
+    jobs: int,
     verbose: bool,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
@@ -120,7 +123,7 @@ def run(
         transport=transport,
     )
     try:  # the runner checks every case's retry_policy before the first case
-        result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options))
+        result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
     except RetryPolicyError as error:
         raise InputError(str(error)) from None
     if generate:
@@ -145,7 +148,11 @@ def _read_baseline(path: Path) -> Baseline:
 
 
 async def _run(
-    target: str | None, command: str | None, scenarios: list[Scenario], options: RunOptions
+    target: str | None,
+    command: str | None,
+    scenarios: list[Scenario],
+    options: RunOptions,
+    jobs: int,
 ) -> RunResult:
     session = await _open_session(target, command, options)
     try:
@@ -163,6 +170,7 @@ async def _run(
                 options,
                 on_case=advance,
                 invocation=adapter_invocation(target, command),
+                jobs=jobs,
             )
     finally:
         await session.close()

@@ -1,6 +1,7 @@
 """Two runs of the same fixtures and seed give the same results.json, once the clock's
 fields are blanked (conformance.results.reproducible_json lists them, and why they differ),
-and the same baseline file byte for byte.
+and the same baseline file byte for byte: one case at a time (``--jobs 1``) or four in
+flight (``--jobs 4``).
 
 The runs are the README's default run — ``conformance run``: the bundled corpus, the
 reference adapter, loopback — plus generated cases of a fixed seed, as two processes side
@@ -23,16 +24,16 @@ GENERATED = 40
 RUN = [sys.executable, "-m", "conformance", "run", "--generate", str(GENERATED), "--seed", "7"]
 
 
-def test_the_default_run_with_a_seed_is_reproducible(tmp_path: Path) -> None:
-    paths = [tmp_path / "first.json", tmp_path / "second.json"]
-    baselines = [tmp_path / "first-baseline.json", tmp_path / "second-baseline.json"]
+def test_the_default_run_with_a_seed_is_reproducible_whatever_the_jobs(tmp_path: Path) -> None:
+    paths = [tmp_path / "serial.json", tmp_path / "concurrent.json"]
+    baselines = [tmp_path / "serial-baseline.json", tmp_path / "concurrent-baseline.json"]
     runs = [
         subprocess.Popen(
-            [*RUN, "--json", str(path), "--write-baseline", str(baseline)],
+            [*RUN, "--jobs", jobs, "--json", str(path), "--write-baseline", str(baseline)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        for path, baseline in zip(paths, baselines, strict=True)
+        for jobs, path, baseline in zip(("1", "4"), paths, baselines, strict=True)
     ]
     for run in runs:
         _, stderr = run.communicate(timeout=110)

@@ -1,9 +1,11 @@
 """The example subprocess adapters (Node.js, stdlib Python, the independent Node.js one) pass
-the whole bundled corpus."""
+the whole bundled corpus; with four cases in flight (a pool of four processes) the stdlib
+Python one gets the results it gets one case at a time."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 from conformance.adapters.subprocess import SubprocessAdapterSession
 from conformance.options import RunOptions, bundled_fixtures
-from conformance.results import RunResult
+from conformance.results import RunResult, reproducible_json
 from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
@@ -43,18 +45,26 @@ def require_runtime(language: str) -> None:
         )
 
 
-async def run_example(command: list[str]) -> RunResult:
-    session = await SubprocessAdapterSession.start(" ".join(command))
-    try:
-        return await run_suite(session, load_fixtures([bundled_fixtures()]), RunOptions())
-    finally:
-        await session.close()
+@functools.cache
+def example_run(language: str, jobs: int = 1) -> RunResult:
+    """The corpus run of the example in ``language``, ``jobs`` cases in flight (once per
+    module: two tests compare the same serial run)."""
+
+    async def run() -> RunResult:
+        session = await SubprocessAdapterSession.start(" ".join(EXAMPLES[language]))
+        try:
+            corpus = load_fixtures([bundled_fixtures()])
+            return await run_suite(session, corpus, RunOptions(), jobs=jobs)
+        finally:
+            await session.close()
+
+    return asyncio.run(run())
 
 
 @pytest.mark.parametrize("language", sorted(EXAMPLES))
 def test_example_adapter_passes_every_invariant(language: str) -> None:
     require_runtime(language)
-    result = asyncio.run(run_example(EXAMPLES[language]))
+    result = example_run(language)
     problems = [
         f"{case.case} {invariant}: {verdict.verdict} {verdict.reason}"
         for case in result.cases
@@ -64,6 +74,11 @@ def test_example_adapter_passes_every_invariant(language: str) -> None:
     assert problems == []
     assert all(case.status == "completed" for case in result.cases)
     assert result.counts()["pass"] > 300
+
+
+def test_four_jobs_give_the_serial_results_but_for_the_clock() -> None:
+    serial, concurrent = example_run("python"), example_run("python", jobs=4)
+    assert reproducible_json(concurrent) == reproducible_json(serial)
 
 
 # --- Where Node.js or the npm dependency is missing: a loud skip, not a failure. ---
