@@ -30,6 +30,7 @@ from .options import (
     SetupError,
     exit_judged,
     fixtures_option,
+    jobs_option,
     json_option,
     report_option,
     select_option,
@@ -63,6 +64,7 @@ from .options import (
 @report_option
 @strict_option
 @timeout_options(idle=5.0, case=30.0)
+@jobs_option("Requests in flight through the gateway at once, the longest first.")
 def gateway(
     gateway_url: str,
     upstream_port: int,
@@ -77,6 +79,7 @@ def gateway(
     strict: bool,
     idle_timeout: float,
     timeout: float,
+    jobs: int,
 ) -> None:
     """Judge a gateway: the fake provider is its upstream, each scenario goes through it.
 
@@ -103,7 +106,7 @@ def gateway(
     except GatewayUnreachableError as error:
         raise SetupError(str(error)) from None
     try:
-        result = asyncio.run(run_gateway(scenarios, options))
+        result = asyncio.run(run_gateway(scenarios, options, jobs=jobs))
     except OSError as error:
         raise SetupError(f"cannot start the fake upstream: {error}") from None
     console = terminal()

@@ -29,7 +29,9 @@ from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
 from ..oracle import expected_attempt
 from ..results import CaseResult, RunResult, suite_version
+from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
+from ..run.schedule import CaseSchedule, run_scheduled
 from ..verdicts import CatalogueEntry
 from .capture import GatewayCapture, capture_response
 from .meaning import MEANING_RULES, judge_meaning
@@ -97,7 +99,10 @@ async def run_gateway(
     options: GatewayOptions,
     *,
     on_case: Callable[[CaseResult], None] | None = None,
+    jobs: int = 1,
 ) -> RunResult:
+    """Send every scenario's request through the gateway and judge its answer, ``jobs``
+    requests at a time (the longest first); the results keep scenario order."""
     started = _now()
     upstream_provider = fake_provider(
         ScenarioRegistry(scenarios),
@@ -106,14 +111,23 @@ async def run_gateway(
         port=options.upstream_port,
         model_prefix=options.model_prefix,
     )
-    cases = []
+    cases: list[CaseResult | None] = [None] * len(scenarios)
+    order = (
+        longest_first([estimated_duration_s(s, None, options.idle_timeout_s) for s in scenarios])
+        if jobs > 1
+        else range(len(scenarios))
+    )
     async with upstream_provider as provider, httpx.AsyncClient(trust_env=False) as client:
         upstream = f"{provider.root_url}/v1"
-        for scenario in scenarios:
-            result = await _judge_case(client, provider.registry, scenario, options)
-            cases.append(result)
+
+        async def run_case(position: int) -> int:
+            result = await _judge_case(client, provider.registry, scenarios[position], options)
+            cases[position] = result
             if on_case is not None:
                 on_case(result)
+            return 0  # no budget of kept bytes here
+
+        await run_scheduled(CaseSchedule(order), jobs, run_case)
     return RunResult(
         suite_version=suite_version(),
         adapter={
@@ -134,7 +148,7 @@ async def run_gateway(
         started_at=started,
         finished_at=_now(),
         catalogue=catalogue(),
-        cases=cases,
+        cases=[case for case in cases if case is not None],
     )
 
 

@@ -70,12 +70,12 @@ def example_gateway(upstream_port: int, mode: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _run(mode: str, *case_ids: str) -> RunResult:
+def _run(mode: str, *case_ids: str, jobs: int = 1) -> RunResult:
     scenarios = [load_fixture(bundled_fixtures() / "starter" / f"{id_}.yaml") for id_ in case_ids]
     port = _free_port()
     with example_gateway(port, mode) as url:
         options = GatewayOptions(url, upstream_port=port, idle_timeout_s=1.0, timeout_s=10.0)
-        return asyncio.run(run_gateway(scenarios, options))
+        return asyncio.run(run_gateway(scenarios, options, jobs=jobs))
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +86,21 @@ def faulty() -> RunResult:
 @pytest.fixture(scope="module")
 def passthrough() -> RunResult:
     return _run("passthrough", *CASES)
+
+
+def test_requests_in_flight_through_the_gateway_are_judged_as_one_at_a_time(
+    faulty: RunResult,
+) -> None:
+    """Four requests through the gateway at once: each case's events and verdicts, in
+    scenario order, as one at a time (the fake upstream tells the requests apart)."""
+    concurrent = _run("faulty", *CASES, jobs=4)
+    assert _judged(concurrent) == _judged(faulty)
+
+
+def _judged(result: RunResult) -> list[tuple[str, str, list[dict[str, Any]], dict[str, str]]]:
+    return [
+        (case.case, case.status, case.events, _verdicts(result, case.case)) for case in result.cases
+    ]
 
 
 def _verdicts(result: RunResult, case_id: str) -> dict[str, str]:
