@@ -9,14 +9,20 @@ import click
 from ..options import RunOptions
 from ..run.kill_table import kill_table
 from .console import render_kill_table, terminal
-from .options import exit_judged, fixtures_option, selected_scenarios
+from .options import exit_judged, fixtures_option, jobs_option, selected_scenarios
 
 
 @click.command()
 @fixtures_option
 @click.option("--mutant", "names", multiple=True, help="Only these mutants (repeatable).")
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds per case.")
-def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float) -> None:
+@jobs_option(
+    "Cases in flight at once: the reference adapter's run has N, then N mutants run side "
+    "by side, each one case at a time, the longest first."
+)
+def mutants(
+    fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float, jobs: int
+) -> None:
     """Run every mutant of the reference adapter and print the kill table.
 
     Each mutant carries one realistic bug; it must be killed by the invariants it
@@ -24,6 +30,6 @@ def mutants(fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: fl
     """
     scenarios = selected_scenarios(fixture_paths, None)
     options = RunOptions(timeout_s=timeout, transport="in-process")
-    rows = kill_table(scenarios, options, names=names or None, focus=True)
+    rows = kill_table(scenarios, options, names=names or None, focus=True, jobs=jobs)
     terminal().print(render_kill_table(rows))
     exit_judged(not all(row.killed and not row.timeout_only for row in rows))

@@ -19,12 +19,12 @@ from ..adapters.base import PythonAdapterSession, load_python_adapter
 from ..adapters.mutants import MUTANTS, Mutant
 from ..adapters.reference import ReferenceAdapter
 from ..invariants import CATALOGUE
-from ..options import RunOptions
+from ..options import RunOptions, case_policy
 from ..results import CaseResult, RunResult
 from ..verdicts import ATTENTION, Verdict
+from .estimate import estimated_duration_s, longest_first
 from .runner import run_suite
-
-DEFAULT_CONCURRENCY = 8  # mutants run at once; cases mostly wait, so this costs little CPU
+from .schedule import CaseSchedule, run_scheduled
 
 
 @dataclass(frozen=True)
@@ -99,28 +99,29 @@ def kill_table(
     *,
     names: Iterable[str] | None = None,
     focus: bool = False,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    jobs: int = 1,
 ) -> list[KillRow]:
     """Run every mutant (or those ``names``) over ``fixtures``; one row each, in registry order.
 
     With ``focus``, the reference adapter runs first and each mutant then runs only the
     cases that exercise one of its targets (the cases the reference got a verdict for).
+    ``jobs`` cases are in flight at once (see :func:`run_mutants`).
     """
 
     async def run() -> list[KillRow]:
-        baseline = await run_reference(fixtures, options) if focus else None
-        return await run_mutants(
-            fixtures, options, names=names, baseline=baseline, concurrency=concurrency
-        )
+        baseline = await run_reference(fixtures, options, jobs=jobs) if focus else None
+        return await run_mutants(fixtures, options, names=names, baseline=baseline, jobs=jobs)
 
     return asyncio.run(run())
 
 
-async def run_reference(fixtures: Sequence[Scenario], options: RunOptions) -> RunResult:
+async def run_reference(
+    fixtures: Sequence[Scenario], options: RunOptions, *, jobs: int = 1
+) -> RunResult:
     """The reference adapter's run: the baseline every mutant is a variant of."""
     session = PythonAdapterSession(ReferenceAdapter())
     try:
-        return await run_suite(session, fixtures, options)
+        return await run_suite(session, fixtures, options, jobs=jobs)
     finally:
         await session.close()
 
@@ -131,22 +132,36 @@ async def run_mutants(
     *,
     names: Iterable[str] | None = None,
     baseline: RunResult | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    jobs: int = 1,
 ) -> list[KillRow]:
-    """The kill rows, mutants run concurrently; ``baseline`` focuses each on its targets.
+    """The kill rows, in registry order; ``baseline`` focuses each mutant on its targets.
 
-    Raises KeyError for a name that is not a mutant.
+    ``jobs`` mutants run side by side, each one case at a time (so ``jobs`` cases are in
+    flight), the longest first. Raises KeyError for a name that is not a mutant.
     """
     chosen = list(MUTANTS) if names is None else list(names)
     mutants = [MUTANTS[name] for name in chosen]
-    limit = asyncio.Semaphore(concurrency)
+    cases = [
+        fixtures if baseline is None else focus_cases(fixtures, baseline, mutant.targets)
+        for mutant in mutants
+    ]
+    rows: dict[int, KillRow] = {}
 
-    async def one(mutant: Mutant) -> KillRow:
-        cases = fixtures if baseline is None else focus_cases(fixtures, baseline, mutant.targets)
-        async with limit:
-            return await run_mutant(mutant, cases, options)
+    async def one(position: int) -> int:
+        rows[position] = await run_mutant(mutants[position], cases[position], options)
+        return 0  # each mutant's run keeps within its own budget
 
-    return list(await asyncio.gather(*(one(mutant) for mutant in mutants)))
+    order = longest_first([_estimated_s(scenarios, options) for scenarios in cases])
+    await run_scheduled(CaseSchedule(order), jobs, one)
+    return [rows[position] for position in range(len(mutants))]
+
+
+def _estimated_s(scenarios: Sequence[Scenario], options: RunOptions) -> float:
+    """How long the reference adapter's retries and waits make a mutant's run take."""
+    return sum(
+        estimated_duration_s(s, case_policy(options.policy, s), options.idle_timeout_s)
+        for s in scenarios
+    )
 
 
 def focus_cases(

@@ -22,8 +22,9 @@ from conformance.cli.console import render_kill_table
 from conformance.invariants import CATALOGUE
 from conformance.invariants.judging import CATCH_ALL
 from conformance.options import RunOptions, bundled_fixtures
-from conformance.results import RunResult
-from conformance.run.kill_table import Breach, KillRow, run_mutants, run_reference
+from conformance.results import RunResult, reproducible_json
+from conformance.run.kill_table import Breach, KillRow, focus_cases, run_mutants, run_reference
+from conformance.run.properties import breaches
 from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
@@ -45,13 +46,13 @@ class Outcome:
 @pytest.fixture(scope="module")
 def outcome() -> Outcome:
     async def run() -> Outcome:
-        reference = await run_reference(FIXTURES, OPTIONS)
+        # Cases mostly wait on the fake provider's clock: many in flight at once.
+        reference = await run_reference(FIXTURES, OPTIONS, jobs=8)
         own = load_python_adapter(OWN_POLICY, OPTIONS)
-        # Each mutant runs only the cases that exercise its targets; all at once, since
-        # the cases mostly wait on the fake provider's clock.
+        # Each mutant runs only the cases that exercise its targets; all mutants at once.
         own_policy, rows = await asyncio.gather(
             run_suite(own, FIXTURES, replace(OPTIONS, contract="interop")),
-            run_mutants(FIXTURES, OPTIONS, baseline=reference, concurrency=len(MUTANTS)),
+            run_mutants(FIXTURES, OPTIONS, baseline=reference, jobs=len(MUTANTS)),
         )
         return Outcome(reference, own_policy, {row.mutant: row for row in rows})
 
@@ -85,6 +86,24 @@ def test_mutant_is_killed_by_each_target(outcome: Outcome, name: str) -> None:
     assert row.cases, f"{name}: no fixture exercises {row.targets}"
     assert not row.timed_out, f"{name}: cases cut off by the runner: {row.timed_out}"
     assert row.killed, f"{name} survived {row.survived}; failed instead: {row.failed}"
+
+
+def test_a_mutant_with_cases_in_flight_is_judged_as_one_case_at_a_time(outcome: Outcome) -> None:
+    """A timing invariant (R5: the backoff, measured at the provider per request) kills its
+    mutant the same way with four of its cases in flight as with one at a time."""
+    mutant = MUTANTS["no_backoff"]
+    cases = focus_cases(FIXTURES, outcome.reference, mutant.targets)
+
+    async def run(jobs: int) -> RunResult:
+        session = load_python_adapter(mutant.target, OPTIONS)
+        try:
+            return await run_suite(session, cases, OPTIONS, jobs=jobs)
+        finally:
+            await session.close()
+
+    serial, concurrent = asyncio.run(run(1)), asyncio.run(run(4))
+    assert reproducible_json(concurrent) == reproducible_json(serial)
+    assert any(found.kills for case in concurrent.cases for found in breaches(case, ("R5",)))
 
 
 def test_a_rule_judged_on_every_case_is_tagged_where_its_bug_shows(outcome: Outcome) -> None:
