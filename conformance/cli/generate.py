@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from ..invariants import CATALOGUE
 from ..options import Transport
 from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
+from ..run.family_pool import FamilyJob, check_families, fuzz_settings
 from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
@@ -38,6 +39,7 @@ from .options import (
     contract_option,
     exit_judged,
     fixtures_or_exit,
+    jobs_option,
     strict_option,
 )
 
@@ -119,6 +121,10 @@ def _open_runner(
     type=click.Path(file_okay=False, path_type=Path),
     help="Write each shrunk failure here as a fixture.",
 )
+@jobs_option(
+    "Families checked at once, each in a worker process of its own (the slow ones first); "
+    "the results are those of --jobs 1."
+)
 def fuzz(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -130,6 +136,7 @@ def fuzz(
     seed: int | None,
     max_examples: int | None,
     save_failures: Path | None,
+    jobs: int,
 ) -> None:
     """Generate adversarial streams per invariant family; shrink every failure.
 
@@ -141,13 +148,11 @@ def fuzz(
     unknown = [family for family in chosen if family not in known]
     if unknown:
         raise click.UsageError(f"no generated cases for {unknown}; families: {', '.join(known)}")
-    settings = PROFILES[profile]
+    selected = chosen or known
+    settings = fuzz_settings(profile, max_examples)
     if seed is None:
         seed = 0 if settings.derandomize else random.SystemRandom().randrange(2**32)
-    if max_examples is not None:
-        settings = hypothesis.settings(settings, max_examples=max_examples)
     console = terminal()
-    runs: list[FamilyRun] = []
     with ExitStack() as stack:
         runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
         _line(
@@ -156,17 +161,27 @@ def fuzz(
             f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
         )
         stack.enter_context(_setup_frozen())
-        for family in chosen or known:
-            with _FamilyProgress(family, settings.max_examples) as progress:
-                run = check_family(
-                    runner, family, settings=settings, seed=seed, on_example=progress.advance
-                )
-            runs.append(run)
-            _print_family(console, run)
-            if run.failure is not None and save_failures is not None:
-                path = save_failure(run.failure, save_failures, seed, profile, runner.invocation)
-                _line(console, visible(f"  saved: {path}"))
-                _line(console, visible(f"  replay: conformance replay {path} {runner.invocation}"))
+        if jobs == 1 or len(selected) == 1:
+            checked = _checked_here(runner, selected, settings, seed)
+        else:  # each worker opens a session of its own
+            options, transport_used = runner.options, runner.transport
+            checked = _checked_in_workers(
+                [
+                    FamilyJob(
+                        family,
+                        adapter_target,
+                        adapter_cmd,
+                        options,
+                        transport_used,
+                        profile,
+                        max_examples,
+                        seed,
+                    )
+                    for family in selected
+                ],
+                jobs,
+            )
+        runs = _print_families(console, checked, save_failures, seed, profile, runner.invocation)
     console.print(_summary(runs))
     exit_judged(not all(run.passed for run in runs))
 
@@ -182,6 +197,51 @@ def _setup_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()  # a host process (a test's CliRunner) gets its heap back as it was
+
+
+def _checked_here(
+    runner: CaseRunner, chosen: Sequence[str], settings: hypothesis.settings, seed: int
+) -> Iterator[FamilyRun]:
+    """Each family checked in this process, one after another, with a progress line."""
+    for family in chosen:
+        with _FamilyProgress(family, settings.max_examples) as progress:
+            run = check_family(
+                runner, family, settings=settings, seed=seed, on_example=progress.advance
+            )
+        yield run
+
+
+def _checked_in_workers(family_jobs: Sequence[FamilyJob], processes: int) -> Iterator[FamilyRun]:
+    """Each family checked in a worker process, in family order as they are done."""
+    progress = transient_progress("families")
+    task = progress.add_task(f"{processes} workers", total=len(family_jobs))
+    try:
+        with progress:
+            for run in check_families(family_jobs, processes):
+                progress.update(task, advance=1)
+                yield run
+    except AdapterLoadError as error:
+        raise SetupError(str(error)) from None
+
+
+def _print_families(
+    console: Console,
+    checked: Iterator[FamilyRun],
+    save_failures: Path | None,
+    seed: int,
+    profile: str,
+    invocation: str,
+) -> list[FamilyRun]:
+    """Print each family's line as its run comes, saving its failure if asked to."""
+    runs = []
+    for run in checked:
+        runs.append(run)
+        _print_family(console, run)
+        if run.failure is not None and save_failures is not None:
+            path = save_failure(run.failure, save_failures, seed, profile, invocation)
+            _line(console, visible(f"  saved: {path}"))
+            _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
+    return runs
 
 
 class _FamilyProgress:
@@ -273,6 +333,7 @@ def failed_fixture(
     "fixture_paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path)
 )
 @adapter_options
+@jobs_option()
 def replay(
     fixture_paths: tuple[Path, ...],
     adapter_target: str | None,
@@ -280,6 +341,7 @@ def replay(
     transport: str,
     strict: bool,
     contract: Contract,
+    jobs: int,
 ) -> None:
     """Re-run fixtures, such as a saved failure of `conformance fuzz`; print every verdict.
 
@@ -290,8 +352,7 @@ def replay(
     failed = False
     with ExitStack() as stack:
         runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
-        for scenario in scenarios:
-            result = runner.run(scenario)
+        for result in runner.run_all(scenarios, jobs):
             _print_verdicts(console, result, contract)
             failed = failed or result.worst == "fail"
     exit_judged(failed)

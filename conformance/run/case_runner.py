@@ -7,13 +7,14 @@ case runs through :func:`conformance.run.runner.observe_case` and is judged as t
 judges it.
 
 The provider is in process when the adapter is a Python one whose ``run`` takes an
-``http_client`` (no sockets: the fast path), and a loopback server otherwise.
+``http_client`` (no sockets: the fast path), and a loopback server otherwise. ``run_all``
+runs several cases at once, as the suite does (``conformance replay --jobs``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from types import TracebackType
@@ -27,7 +28,8 @@ from ..adapters.loading import adapter_invocation, open_session
 from ..options import RunOptions, Transport
 from ..results import CaseResult
 from .provider import SessionProvider, session_provider
-from .runner import ObservedCase, case_request, effective_policy, observe_case
+from .runner import ObservedCase, case_request, dispatch_order, effective_policy, observe_case
+from .schedule import CaseSchedule, run_scheduled
 
 _T = TypeVar("_T")
 
@@ -123,6 +125,33 @@ class CaseRunner:
             return observed[0]
         finally:
             self._registry.remove(scenario.id)
+
+    def run_all(self, scenarios: Sequence[Scenario], jobs: int = 1) -> list[CaseResult]:
+        """Run and judge ``scenarios``, ``jobs`` at a time (the longest first); the results
+        in scenario order, as :meth:`run` one by one would give them."""
+        for scenario in scenarios:
+            self._registry.register(scenario)
+        try:
+            return self._loop.run(self._run_all(scenarios, jobs))
+        finally:
+            for scenario in scenarios:
+                self._registry.remove(scenario.id)
+
+    async def _run_all(self, scenarios: Sequence[Scenario], jobs: int) -> list[CaseResult]:
+        policies = [effective_policy(self.session, self._options, s) for s in scenarios]
+        order = dispatch_order(scenarios, policies, self.session, self._options, jobs)
+        results: dict[int, CaseResult] = {}
+        contract, strict = self._options.contract, self._options.strict
+
+        async def run_case(position: int) -> int:
+            def keep(observed: ObservedCase) -> None:
+                results[position] = observed.judged(contract, strict=strict)
+
+            await self._observe(scenarios[position], keep)
+            return 0  # what a case keeps is bounded per case; nothing more to count here
+
+        await run_scheduled(CaseSchedule(order), jobs, run_case)
+        return [results[position] for position in range(len(scenarios))]
 
     async def _observe(self, scenario: Scenario, keep: Callable[[ObservedCase], None]) -> None:
         provider = await _opened(self._providers).current()

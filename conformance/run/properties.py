@@ -114,6 +114,10 @@ class PropertyFailureError(ConformanceError, AssertionError):
     def invariants(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(breach.invariant for breach in self.breaches))
 
+    def __reduce__(self) -> tuple[type[PropertyFailureError], tuple[object, ...]]:
+        # Rebuilt from its parts when a worker process sends it back (`fuzz --jobs`).
+        return type(self), (self.family, self.breaches, self.result, self.scenario)
+
 
 @dataclass
 class FamilyRun:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import sys
 from pathlib import Path
 
@@ -70,3 +71,43 @@ def test_fuzz_runs_its_cases_with_the_setup_frozen(monkeypatch: pytest.MonkeyPat
     result = invoke("fuzz", "--family", "C", "--max-examples", "2")
     assert result.exit_code == 0, result.output
     assert calls == ["freeze", "unfreeze"]
+
+
+def _without_seconds(output: str, folder: Path) -> list[str]:
+    """fuzz's lines, without the seconds (the summary table's too) and the folder saved to."""
+    lines = (re.sub(r"\d+\.\d s|│ +\d+\.\d +│", "…", line) for line in output.splitlines())
+    return [line.replace(str(folder), "…") for line in lines if line.strip()]
+
+
+def test_fuzz_with_two_jobs_checks_families_in_workers_with_the_results_of_one(
+    tmp_path: Path,
+) -> None:
+    """Families spread over worker processes: the same lines in the same order (the examples
+    counted too, shrinking included), the same shrunk failure, saved from its worker. (E
+    holds for these five draws, which Hypothesis makes from the constants of the loaded
+    modules too: in a worker that had not loaded the parent's, E would fail.)"""
+    mutant = "--adapter=conformance.adapters.mutants:cached_in_input"
+    outputs, saved = [], []
+    for jobs in ("1", "2"):
+        folder = tmp_path / jobs
+        args = ["--family", "E", "--family", "Q", "--max-examples", "5", "--jobs", jobs]
+        result = invoke("fuzz", mutant, *args, "--save-failures", str(folder))
+        assert result.exit_code == 1, result.output
+        outputs.append(_without_seconds(result.output, folder))
+        saved.append({path.name: path.read_text() for path in folder.glob("*.yaml")})
+    assert outputs[0] == outputs[1]
+    assert saved[0] == saved[1] and len(saved[0]) == 1
+    assert any(line.startswith("ok E: 5 examples") for line in outputs[1])
+
+
+def test_replay_with_jobs_prints_the_cases_in_their_order(tmp_path: Path) -> None:
+    starter = REPO / "conformance/fixtures/starter"
+    fixtures = sorted(str(path) for path in starter.glob("*.yaml"))[:6]
+    serial = invoke("replay", *fixtures, "--jobs", "1")
+    concurrent = invoke("replay", *fixtures, "--jobs", "4")
+    assert serial.exit_code == concurrent.exit_code == 0, concurrent.output
+    assert _cases(concurrent.output) == _cases(serial.output) != []
+
+
+def _cases(output: str) -> list[str]:
+    return [line for line in output.splitlines() if not line.startswith(" ")]

@@ -1,0 +1,99 @@
+"""Invariant families checked side by side, each in a process of its own (``fuzz --jobs``).
+
+A family's property runs its examples one after another (Hypothesis draws each one knowing
+the last), and drawing and judging are CPU work that threads of one interpreter would take
+turns at: so the families, not their examples, are spread over worker processes. A family
+runs in its worker as it runs in the parent: its own adapter session and fake provider, the
+same seed, hence the same draws and verdicts. The same draws need one more thing: Hypothesis
+also draws from the constants in the source of the local modules a process has loaded (its
+constant pool), so a worker first loads the suite's modules the parent has loaded. The slow
+families (stalls and honoured Retry-After waits) start first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+
+import hypothesis
+
+from ..options import RunOptions, Transport
+from ..strategies import FAMILY_SHAPES
+from ..strategies.profiles import PROFILES
+from .case_runner import CaseRunner
+from .properties import FamilyRun, check_family
+
+
+@dataclass(frozen=True)
+class FamilyJob:
+    """Everything a worker process needs to check one family: plain, picklable data."""
+
+    family: str
+    target: str | None
+    command: str | None
+    options: RunOptions
+    transport: Transport
+    profile: str
+    max_examples: int | None
+    seed: int
+    modules: tuple[str, ...] = field(default_factory=lambda: suite_modules())
+
+
+def suite_modules() -> tuple[str, ...]:
+    """The suite's modules this process has loaded."""
+    return tuple(sorted(name for name in sys.modules if name.partition(".")[0] in _PACKAGES))
+
+
+def fuzz_settings(profile: str, max_examples: int | None) -> hypothesis.settings:
+    """The Hypothesis settings of ``--hypothesis-profile`` and ``--max-examples``."""
+    settings = PROFILES[profile]
+    if max_examples is not None:
+        settings = hypothesis.settings(settings, max_examples=max_examples)
+    return settings
+
+
+def check_family_job(job: FamilyJob) -> FamilyRun:
+    """Check ``job.family`` with an adapter session and a provider of its own."""
+    for name in job.modules:  # what Hypothesis draws from: as in the parent
+        importlib.import_module(name)
+    settings = fuzz_settings(job.profile, job.max_examples)
+    with CaseRunner(job.target, job.command, job.options, transport=job.transport) as runner:
+        return check_family(runner, job.family, settings=settings, seed=job.seed)
+
+
+def check_families(jobs: Sequence[FamilyJob], processes: int) -> Iterator[FamilyRun]:
+    """Each job's run, in the order of ``jobs``, as soon as it and those before it are done;
+    ``processes`` worker processes, the slow families first. A job's exception (an adapter
+    that does not load) is raised once the workers have stopped."""
+    order = sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position].family))
+    # spawn: a worker starts clean, whatever threads the parent (a test runner) has.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=context) as pool:
+        futures: dict[Future[FamilyRun], int] = {
+            pool.submit(check_family_job, jobs[position]): position for position in order
+        }
+        done: dict[int, FamilyRun] = {}
+        pending = set(futures)
+        following = 0
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when="FIRST_COMPLETED")
+                for future in finished:
+                    done[futures[future]] = future.result()
+                while following in done:
+                    yield done.pop(following)
+                    following += 1
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+
+
+_PACKAGES = ("conformance", "fakeprovider")
+
+
+def _slow(family: str) -> bool:
+    return FAMILY_SHAPES[family].slow
