@@ -8,6 +8,7 @@ each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such 
 
 from __future__ import annotations
 
+import functools
 import gc
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +30,7 @@ from ..invariants import CATALOGUE
 from ..options import Transport
 from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
-from ..run.family_pool import FamilyJob, check_families, fuzz_settings
+from ..run.family_pool import FamilyJob, check_families, check_job, fuzz_settings
 from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
@@ -163,9 +164,10 @@ def fuzz(
         stack.enter_context(_setup_frozen())
         if jobs == 1 or len(selected) == 1:
             checked = _checked_here(runner, selected, settings, seed)
-        else:  # each worker opens a session of its own
+        else:  # this process and workers, each with a session of its own
             options, transport_used = runner.options, runner.transport
             checked = _checked_in_workers(
+                runner,
                 [
                     FamilyJob(
                         family,
@@ -211,13 +213,17 @@ def _checked_here(
         yield run
 
 
-def _checked_in_workers(family_jobs: Sequence[FamilyJob], processes: int) -> Iterator[FamilyRun]:
-    """Each family checked in a worker process, in family order as they are done."""
+def _checked_in_workers(
+    runner: CaseRunner, family_jobs: Sequence[FamilyJob], processes: int
+) -> Iterator[FamilyRun]:
+    """Each family checked in this process with ``runner`` or in a worker process, in family
+    order as they are done."""
+    check_here = functools.partial(check_job, runner)
     progress = transient_progress("families")
-    task = progress.add_task(f"{processes} workers", total=len(family_jobs))
+    task = progress.add_task(f"{processes} at once", total=len(family_jobs))
     try:
         with progress:
-            for run in check_families(family_jobs, processes):
+            for run in check_families(family_jobs, processes, check_here):
                 progress.update(task, advance=1)
                 yield run
     except AdapterLoadError as error:

@@ -15,8 +15,16 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import sys
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass, field
 
 import hypothesis
@@ -60,36 +68,65 @@ def check_family_job(job: FamilyJob) -> FamilyRun:
     """Check ``job.family`` with an adapter session and a provider of its own."""
     for name in job.modules:  # what Hypothesis draws from: as in the parent
         importlib.import_module(name)
-    settings = fuzz_settings(job.profile, job.max_examples)
     with CaseRunner(job.target, job.command, job.options, transport=job.transport) as runner:
-        return check_family(runner, job.family, settings=settings, seed=job.seed)
+        return check_job(runner, job)
 
 
-def check_families(jobs: Sequence[FamilyJob], processes: int) -> Iterator[FamilyRun]:
-    """Each job's run, in the order of ``jobs``, as soon as it and those before it are done;
-    ``processes`` worker processes, the slow families first. A job's exception (an adapter
-    that does not load) is raised once the workers have stopped."""
-    order = sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position].family))
-    # spawn: a worker starts clean, whatever threads the parent (a test runner) has.
+def check_job(runner: CaseRunner, job: FamilyJob) -> FamilyRun:
+    """Check ``job.family`` with ``runner``."""
+    settings = fuzz_settings(job.profile, job.max_examples)
+    return check_family(runner, job.family, settings=settings, seed=job.seed)
+
+
+def check_families(
+    jobs: Sequence[FamilyJob], processes: int, check_here: Callable[[FamilyJob], FamilyRun]
+) -> Iterator[FamilyRun]:
+    """Each job's run, in the order of ``jobs``, as soon as it and those before it are done.
+
+    ``processes`` check families at once: this process (``check_here``, on a thread, so that
+    this one goes on handing out jobs) and ``processes - 1`` spawned workers, each taking the
+    next job as it becomes free, the slow families first. A job's exception (an adapter that
+    does not load) is raised once the running jobs have ended.
+    """
+    pending = deque(sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position].family)))
+    workers = min(processes, len(jobs)) - 1
+    # spawn: a worker starts clean, whatever threads this process (a test runner) has.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=context) as pool:
-        futures: dict[Future[FamilyRun], int] = {
-            pool.submit(check_family_job, jobs[position]): position for position in order
-        }
-        done: dict[int, FamilyRun] = {}
-        pending = set(futures)
-        following = 0
-        try:
-            while pending:
-                finished, pending = wait(pending, return_when="FIRST_COMPLETED")
-                for future in finished:
-                    done[futures[future]] = future.result()
-                while following in done:
-                    yield done.pop(following)
-                    following += 1
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            raise
+    lanes = [
+        _Lane(ThreadPoolExecutor(1, thread_name_prefix="fuzz-family"), 1, check_here),
+        _Lane(ProcessPoolExecutor(max(workers, 1), mp_context=context), workers, check_family_job),
+    ]
+    running: dict[Future[FamilyRun], tuple[int, _Lane]] = {}
+    done: dict[int, FamilyRun] = {}
+    following = 0
+    try:
+        while pending or running:
+            for lane in lanes:
+                while lane.busy < lane.size and pending:
+                    position = pending.popleft()
+                    running[lane.executor.submit(lane.check, jobs[position])] = (position, lane)
+                    lane.busy += 1
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                position, lane = running.pop(future)
+                lane.busy -= 1
+                done[position] = future.result()
+            while following in done:
+                yield done.pop(following)
+                following += 1
+    finally:
+        for lane in lanes:
+            lane.executor.shutdown(cancel_futures=True)
+
+
+@dataclass
+class _Lane:
+    """Where jobs run: an executor, how many jobs it takes at once, what it calls."""
+
+    executor: Executor
+    size: int
+    check: Callable[[FamilyJob], FamilyRun]
+    busy: int = 0
 
 
 _PACKAGES = ("conformance", "fakeprovider")

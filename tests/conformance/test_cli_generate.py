@@ -82,15 +82,15 @@ def _without_seconds(output: str, folder: Path) -> list[str]:
 def test_fuzz_with_two_jobs_checks_families_in_workers_with_the_results_of_one(
     tmp_path: Path,
 ) -> None:
-    """Families spread over worker processes: the same lines in the same order (the examples
-    counted too, shrinking included), the same shrunk failure, saved from its worker. (E
-    holds for these five draws, which Hypothesis makes from the constants of the loaded
-    modules too: in a worker that had not loaded the parent's, E would fail.)"""
+    """Q checked here, E in a worker process: the same lines in the same order (the examples
+    counted too, shrinking included) and the same shrunk failure as one at a time. (E holds
+    for these five draws, which Hypothesis makes from the constants of the loaded modules
+    too: in a worker that had not loaded the command's, E would fail.)"""
     mutant = "--adapter=conformance.adapters.mutants:cached_in_input"
     outputs, saved = [], []
     for jobs in ("1", "2"):
         folder = tmp_path / jobs
-        args = ["--family", "E", "--family", "Q", "--max-examples", "5", "--jobs", jobs]
+        args = ["--family", "Q", "--family", "E", "--max-examples", "5", "--jobs", jobs]
         result = invoke("fuzz", mutant, *args, "--save-failures", str(folder))
         assert result.exit_code == 1, result.output
         outputs.append(_without_seconds(result.output, folder))
