@@ -94,10 +94,13 @@ contract_option = click.option(
 
 
 def default_jobs() -> int:
-    """The CPU count: the CPUs this process may run on."""
+    """Twice the CPUs this process may run on, and at least 4: a case mostly waits on the
+    provider's clock (pauses, stalls, retry delays), not on a CPU."""
     if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+        cpus = len(os.sched_getaffinity(0))
+    else:
+        cpus = os.cpu_count() or 1
+    return max(4, 2 * cpus)
 
 
 JOBS_HELP = (
@@ -108,13 +111,13 @@ JOBS_HELP = (
 
 
 def jobs_option(help: str = JOBS_HELP) -> Callable[[F], F]:
-    """-j/--jobs, defaulting to the CPU count."""
+    """-j/--jobs, defaulting to twice the CPU count (at least 4)."""
     return click.option(
         "-j",
         "--jobs",
         type=click.IntRange(min=1),
         default=default_jobs,
-        show_default="the CPU count",
+        show_default="twice the CPU count, at least 4",
         help=help,
     )
 

@@ -22,7 +22,7 @@ from fakeprovider.scenario import (
 
 from ..events import RetryPolicy
 from ..oracle import expected_outcome
-from ..oracle.outcome import wait_bounds
+from ..oracle.retrying import wait_bounds
 
 
 def estimated_duration_s(

@@ -277,7 +277,7 @@ def observation(
         status=run.status,
         detail=run.detail,
         timeout_s=case.timeout_s,
-        declared=session.hello.retry_policy,
+        declared=hello.retry_policy,
     )
     return ObservedCase(scenario, run, evidence, duration_s)
 
