@@ -96,10 +96,8 @@ contract_option = click.option(
 def default_jobs() -> int:
     """Twice the CPUs this process may run on, and at least 4: a case mostly waits on the
     provider's clock (pauses, stalls, retry delays), not on a CPU."""
-    if hasattr(os, "sched_getaffinity"):
-        cpus = len(os.sched_getaffinity(0))
-    else:
-        cpus = os.cpu_count() or 1
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cpus = len(usable) if usable is not None else os.cpu_count() or 1
     return max(4, 2 * cpus)
 
 
