@@ -65,14 +65,42 @@ class RequestLog(NamedTuple):
     """Records of the scenario dropped to keep the log in its bounds since it was cleared."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Logged:
-    """A record in the log, as the registry tracks it across scenarios."""
+    """A record in the log, as the registry tracks it across scenarios: the request as
+    received, its :class:`RequestRecord` built only when the log is read (a load test
+    logs thousands of requests a second and reads the log once)."""
 
-    record: RequestRecord
+    scenario: str
+    attempt: int
+    method: str
+    path: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    received_at: float
     size: int
     state: _ScenarioState
     live: bool = True  # False once dropped, cleared or its scenario replaced
+    ended: HowEnded = "pending"
+    ended_at: float | None = None
+    built: RequestRecord | None = None  # the record as last read, until it changes
+
+    @property
+    def record(self) -> RequestRecord:
+        if self.built is None:
+            self.built = RequestRecord(
+                scenario=self.scenario,
+                attempt=self.attempt,
+                method=self.method,
+                path=self.path,
+                headers=self.headers,
+                body=self.body.decode("utf-8", errors="replace"),
+                body_base64=base64.b64encode(self.body).decode("ascii"),
+                received_at=self.received_at,
+                ended_at=self.ended_at,
+                ended=self.ended,
+            )
+        return self.built
 
 
 @dataclass(eq=False)
@@ -141,17 +169,9 @@ class ScenarioRegistry:
         with self._lock:
             state = self._state(scenario_id)
             state.attempts += 1
-            record = RequestRecord(
-                scenario=scenario_id,
-                attempt=state.attempts,
-                method=method,
-                path=path,
-                headers=headers,
-                body=body.decode("utf-8", errors="replace"),
-                body_base64=base64.b64encode(body).decode("ascii"),
-                received_at=time.time(),
+            logged = _Logged(
+                scenario_id, state.attempts, method, path, headers, body, time.time(), size, state
             )
-            logged = _Logged(record, size, state)
             state.log.append(logged)
             self._arrivals.append(logged)
             self._logged_bytes += size
@@ -163,14 +183,12 @@ class ScenarioRegistry:
             state = self._states.get(scenario_id)
             if state is None or not state.log:
                 return
-            position = attempt - state.log[0].record.attempt
+            position = attempt - state.log[0].attempt
             if not 0 <= position < len(state.log):
                 return  # dropped, or the log was cleared while the response was written
             logged = state.log[position]
-            if logged.record.ended == "pending":
-                logged.record = logged.record.model_copy(
-                    update={"ended": how, "ended_at": time.time()}
-                )
+            if logged.ended == "pending":
+                logged.ended, logged.ended_at, logged.built = how, time.time(), None
 
     def requests(self, scenario_id: str) -> list[RequestRecord]:
         return self.request_log(scenario_id).records
