@@ -15,7 +15,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,6 +30,7 @@ from .scenario import (
     Scenario,
     StreamAttempt,
 )
+from .sends import Send, scripted
 from .wire import (
     EncodeError,
     WirePlan,
@@ -67,11 +68,25 @@ class Playback:
     plan: WirePlan
     framing: BodyFraming
 
-    @property
+    @functools.cached_property
     def head(self) -> bytes:
         return encode_head(self.status, self.headers)
 
-    @property
+    def sends(self) -> Iterable[Send]:
+        """A stream's head and body as the server writes them (fakeprovider.sends); kept
+        once made if the plan keeps its writes."""
+        if not self.plan.keeps_writes:
+            return self._make_sends()
+        return self._scripted_sends
+
+    @functools.cached_property
+    def _scripted_sends(self) -> tuple[Send, ...]:
+        return tuple(self._make_sends())
+
+    def _make_sends(self) -> Iterator[Send]:
+        return scripted(self.head, self.plan, self.framing == "chunked")
+
+    @functools.cached_property
     def closes_connection(self) -> bool:
         """Whether the connection cannot carry another request after this response."""
         if self.framing == "close" or self.plan.ending != "close":
@@ -283,8 +298,9 @@ class _PlaybackCache:
 
 
 def _held_bytes(playback: Playback) -> int:
-    # The body, and as much again for the writes a plan of few writes keeps.
-    return 2 * len(playback.plan.body)
+    # The body, and up to twice as much again if the plan keeps its writes: the writes,
+    # and their sends.
+    return len(playback.plan.body) * (3 if playback.plan.keeps_writes else 1)
 
 
 MAX_CACHED_PLAYBACK_BYTES = 64 * 1024 * 1024

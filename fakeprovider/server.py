@@ -1,8 +1,9 @@
 """The loopback HTTP server: plays scenario attempts byte for byte, write by write.
 
 A thin asyncio shell. h11 parses requests; responses are the raw bytes wire.py produced,
-so every scripted write reaches the socket exactly as planned (one ``send`` per write,
-TCP_NODELAY on). One scenario per URL prefix; a small JSON control API under ``/_``.
+written as sends.py lays them out, so every scripted write reaches the socket exactly as
+planned (one ``send`` per write, TCP_NODELAY on). One scenario per URL prefix; a small
+JSON control API under ``/_``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import socket
 import struct
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -35,7 +36,7 @@ from .playback import (
     misdirected,
 )
 from .registry import HowEnded, ScenarioRegistry
-from .wire import LAST_CHUNK, frame_chunk
+from .sends import Send
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -47,6 +48,9 @@ _READ_SIZE = 64 * 1024
 # of a thousand connects (a load test) wait out SYN retransmits, seconds each.
 _LISTEN_BACKLOG = 1024
 _WRITES_PER_TURN = 256  # unpaced writes in a row before a stream lets the others run
+# Bytes a response may leave in the transport's buffer (a client reading slower than the
+# stream is written) before it waits for them to go: asyncio's own default high water.
+_HIGH_WATER_BYTES = 64 * 1024
 _LINGER_S = 1.0  # how long to drain input before closing on a rejected request
 _log = logging.getLogger(__name__)
 
@@ -168,6 +172,7 @@ class _Connection:
         self._registry = server.registry
         self._reader = reader
         self._writer = writer
+        self._transport = writer.transport
         self._unparsed = bytearray()  # bytes read ahead of the request being parsed
         # TCP cannot tell a client that half-closed (and still reads) from one that left:
         # both send FIN. So the end of input ends only a stall, which writes nothing that
@@ -176,6 +181,9 @@ class _Connection:
         self._peer_gone = asyncio.Event()
         self._input_discarded = False  # read ahead past the bound: no next request to parse
         self._pausing: asyncio.Future[None] | None = None  # the pause under way, if any
+        # Reads while a response waits (a pause, a stall), from its first wait to its end:
+        # a response that never waits costs no task.
+        self._watcher: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         self._configure_socket()
@@ -195,9 +203,9 @@ class _Connection:
         sock = self._writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        # drain() then returns only once every byte is handed to the kernel, so the next
-        # scripted write is its own send(), and "sent" times are true.
-        self._writer.transport.set_write_buffer_limits(high=0)
+        # drain() then returns only once every byte is handed to the kernel: a pause starts
+        # once the writes before it are sent, so "sent" times are true.
+        self._transport.set_write_buffer_limits(high=0)
 
     async def _serve_one(self) -> bool:
         """Read and answer one request; False when the connection must end."""
@@ -300,11 +308,13 @@ class _Connection:
     # --- playing an attempt -------------------------------------------------------------
 
     async def _play(self, answer: Answer) -> bool:
-        async with self._watching_peer():
+        try:
             if isinstance(answer.response, Fault):
                 await self._play_fault(answer.response, answer.log_end)
                 return False
             return await self._play_response(answer.response, answer.log_end)
+        finally:
+            await self._stop_watching()
 
     # Each ending is logged just before the act that shows it to the client (the last
     # chunk, the close, the RST), so a client that has seen the end never reads a log
@@ -325,7 +335,7 @@ class _Connection:
         if playback.framing == "length":
             end("complete")
             return await self._send_response(playback)
-        if not await self._send_stream_body(playback):
+        if not await self._send_stream(playback.sends(), end):
             end("client-disconnected")
             return False
         match playback.plan.ending:
@@ -340,54 +350,58 @@ class _Connection:
                 end("closed")
                 self._close(graceful=True)
                 return False
-        end("complete")
-        if playback.framing == "close":
-            return False  # closing the connection ends the body
-        try:
-            await self._send(LAST_CHUNK)
-        except ConnectionError:
-            return False
-        return not playback.closes_connection
+        return not playback.closes_connection  # "complete" is logged
 
-    async def _send_stream_body(self, playback: Playback) -> bool:
-        """Write the head and every scripted write, then the final pause.
+    async def _send_stream(self, sends: Iterable[Send], end: Callable[[HowEnded], None]) -> bool:
+        """Make every write of a stream response, waiting where it waits; logs "complete"
+        before the write that completes the body. False if the client went away.
 
-        False if the client went away meanwhile.
+        The writes go straight to the transport, which sends each at once while the
+        socket takes them; only past _HIGH_WATER_BYTES left unsent does it wait.
         """
-        chunked = playback.framing == "chunked"
-        plan = playback.plan
+        transport = self._transport
         try:
-            await self._send(playback.head)
-            for count, write in enumerate(plan.iter_writes(), 1):
-                if write.delay_ms > 0:
-                    if not await self._pause(write.delay_ms):
+            for count, (delay_ms, data, ends) in enumerate(sends, 1):
+                if delay_ms > 0:
+                    if not await self._pause(delay_ms):
                         return False
                 elif count % _WRITES_PER_TURN == 0:
-                    # drain() does not yield while the socket takes every write: without
-                    # this, a body sent byte by byte would hold the loop for seconds.
+                    # A socket that takes every write never makes us wait: without this,
+                    # a body sent byte by byte would hold the loop for seconds.
                     await asyncio.sleep(0)
-                await self._send(frame_chunk(write.data) if chunked else write.data)
+                if ends:
+                    end("complete")
+                transport.write(data)
+                if transport.get_write_buffer_size() > _HIGH_WATER_BYTES:
+                    await self._writer.drain()
+                elif transport.is_closing():  # a send failed: the client is gone
+                    return False
+            await self._flushed()  # before the ending's act: an abort drops what is unsent
         except ConnectionError:
             return False
-        return await self._pause(plan.final_delay_ms)
+        return True
 
     async def _stall(self, end: Callable[[HowEnded], None]) -> None:
         """Keep the connection open, silent, until the client's input ends or the server
         stops (a stall writes nothing, so input's end is all that tells a client gone)."""
+        self._watch_peer()
         try:
             await self._input_ended.wait()
         finally:
             end("stalled")
 
     async def _pause(self, delay_ms: float) -> bool:
-        """Wait ``delay_ms``; False if the client reset the connection meanwhile (which ends
-        the wait). One that only closed its side is still read to; a write tells if it left.
+        """Wait ``delay_ms`` once what was written is sent; False if the client reset the
+        connection meanwhile (which ends the wait). One that only closed its side is still
+        read to; a write tells if it left.
 
         A bare future and timer, as ``asyncio.sleep`` has: a pause precedes every write of a
         paced stream, and a timeout context around an event wait costs 1.4 times as much,
         which showed as late writes with 100 paced streams (benchmarks/bench_pacing.py).
         """
-        if delay_ms > 0 and not self._peer_gone.is_set():
+        await self._flushed()
+        self._watch_peer()
+        if not self._peer_gone.is_set():
             loop = asyncio.get_running_loop()
             self._pausing = loop.create_future()
             timer = loop.call_later(delay_ms / 1000, _settle, self._pausing)
@@ -398,17 +412,19 @@ class _Connection:
                 self._pausing = None
         return not self._peer_gone.is_set()
 
-    @contextlib.asynccontextmanager
-    async def _watching_peer(self) -> AsyncIterator[None]:
-        """Read while a response plays, so a client hanging up is noticed during pauses."""
-        watcher = asyncio.create_task(self._watch_peer())
-        try:
-            yield
-        finally:
-            watcher.cancel()
-            await asyncio.wait([watcher])  # unlike awaiting it, keeps our own cancellation
+    def _watch_peer(self) -> None:
+        """Read from now to the response's end, so a client hanging up is noticed while it
+        waits (the task is started once per response, at its first wait)."""
+        if self._watcher is None:
+            self._watcher = asyncio.create_task(self._read_while_playing())
 
-    async def _watch_peer(self) -> None:
+    async def _stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.wait([self._watcher])  # unlike awaiting it, keeps our own cancellation
+            self._watcher = None
+
+    async def _read_while_playing(self) -> None:
         """Read to the end of input. Bytes a client sends meanwhile belong to its next
         request: they are kept up to the body bound, and past it discarded (the connection
         then ends with this response), so that a client's leaving is seen however much it
@@ -434,6 +450,12 @@ class _Connection:
     async def _send(self, data: bytes) -> None:
         self._writer.write(data)
         await self._writer.drain()
+
+    async def _flushed(self) -> None:
+        """Wait until what was written is handed to the kernel (ConnectionError if the
+        client left meanwhile)."""
+        if self._transport.get_write_buffer_size():
+            await self._writer.drain()
 
     async def _send_response(self, playback: Playback) -> bool:
         """Send a length-delimited response in one write; False if the connection must end."""

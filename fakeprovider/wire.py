@@ -85,9 +85,14 @@ class WirePlan:
     def iter_writes(self) -> Iterator[Write]:
         """The writes in order. A plan of few writes keeps them, made once (a load test
         plays one plan many times); a larger one makes each when it is reached."""
-        if len(self.splits) + len(self.delays) < _KEPT_WRITES:
+        if self.keeps_writes:
             return iter(self._kept_writes)
         return self._make_writes()
+
+    @property
+    def keeps_writes(self) -> bool:
+        """Whether the plan has few enough writes to keep them once made."""
+        return len(self.splits) + len(self.delays) < _KEPT_WRITES
 
     @functools.cached_property
     def _kept_writes(self) -> tuple[Write, ...]:

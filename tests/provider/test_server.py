@@ -489,6 +489,38 @@ def test_a_client_closing_during_a_pause_is_logged_at_the_next_write(
     wait_until(lambda: ended(server, "left") == ["client-disconnected"])
 
 
+LONG_BODY = 8 * 1024 * 1024  # more than the socket buffers hold: the server must wait
+
+
+def long_unpaced(scenario_id: str, transfer: str = "chunked") -> Scenario:
+    body = build.stream(transfer=transfer).split("fixed", size=4096).raw("x" * LONG_BODY)
+    return build.ScenarioBuilder(scenario_id).attempt(body.done()).build()
+
+
+def test_a_client_reading_slowly_gets_a_long_body_whole(server: ServerThread) -> None:
+    scenario = long_unpaced("slow-reader", transfer="close")
+    server.registry.register(scenario)
+    received = bytearray()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(post_bytes("/slow-reader/v1/chat/completions"))
+        while data := sock.recv(256 * 1024):
+            received += data
+            time.sleep(0.001)
+    _, _, body = split_response(bytes(received))
+    assert body == f"data: {'x' * LONG_BODY}\n\ndata: [DONE]\n\n".encode()
+    assert ended(server, "slow-reader") == ["complete"]
+
+
+def test_a_client_resetting_in_the_middle_of_a_long_body_is_logged(server: ServerThread) -> None:
+    server.registry.register(long_unpaced("left-midway"))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(post_bytes("/left-midway/v1/chat/completions"))
+        assert sock.recv(65536)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    wait_until(lambda: ended(server, "left-midway") == ["client-disconnected"])
+
+
 def test_a_client_that_half_closes_gets_the_whole_stream(
     server: ServerThread, register: Register
 ) -> None:
