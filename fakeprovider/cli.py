@@ -148,6 +148,13 @@ def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
     show_default=True,
     help="At /v1/chat/completions, a request whose model is PREFIX<id> plays scenario <id>.",
 )
+@click.option(
+    "--coalesce",
+    is_flag=True,
+    help="Load mode: send each run of writes that no pause parts as one write. The same "
+    "bytes and pauses, but not the scenario's write boundaries: for load tests, not for "
+    "conformance cases.",
+)
 def serve(
     host: str,
     allow_remote: bool,
@@ -155,6 +162,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     fixture_dirs: tuple[Path, ...],
     model_prefix: str,
+    coalesce: bool,
 ) -> None:
     """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions.
 
@@ -165,7 +173,12 @@ def serve(
     _check_binding(host, allow_remote)
     registry = ScenarioRegistry(_load_or_exit(fixture_dirs))
     server = FakeProviderServer(
-        registry, host=host, port=port, model_prefix=model_prefix, allowed_hosts=allowed_hosts
+        registry,
+        host=host,
+        port=port,
+        model_prefix=model_prefix,
+        allowed_hosts=allowed_hosts,
+        coalesce=coalesce,
     )
     _run_until_interrupted(_serve(server, port))
 
@@ -175,6 +188,8 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
     async with _listening(server, server.host, port):
         root = f"http://{server.host}:{server.port}"
         click.echo(f"fakeprovider listening on {root}")
+        if server.coalesce:
+            click.echo("load mode: each run of writes between pauses is sent as one write")
         click.echo(f"control API: {root}/_scenarios")
         click.echo(
             f"shared base URL: {root}/v1 "

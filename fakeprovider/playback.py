@@ -30,7 +30,7 @@ from .scenario import (
     Scenario,
     StreamAttempt,
 )
-from .sends import Send, scripted
+from .sends import Send, coalesced, scripted
 from .wire import (
     EncodeError,
     WirePlan,
@@ -72,19 +72,24 @@ class Playback:
     def head(self) -> bytes:
         return encode_head(self.status, self.headers)
 
-    def sends(self) -> Iterable[Send]:
-        """A stream's head and body as the server writes them (fakeprovider.sends); kept
-        once made if the plan keeps its writes."""
+    def sends(self, *, coalesce: bool = False) -> Iterable[Send]:
+        """A stream's head and body as the server writes them (fakeprovider.sends),
+        scripted or coalesced; kept once made if the plan keeps its writes."""
         if not self.plan.keeps_writes:
-            return self._make_sends()
-        return self._scripted_sends
+            return self._make_sends(coalesce)
+        return self._coalesced_sends if coalesce else self._scripted_sends
 
     @functools.cached_property
     def _scripted_sends(self) -> tuple[Send, ...]:
-        return tuple(self._make_sends())
+        return tuple(self._make_sends(coalesce=False))
 
-    def _make_sends(self) -> Iterator[Send]:
-        return scripted(self.head, self.plan, self.framing == "chunked")
+    @functools.cached_property
+    def _coalesced_sends(self) -> tuple[Send, ...]:
+        return tuple(self._make_sends(coalesce=True))
+
+    def _make_sends(self, coalesce: bool) -> Iterator[Send]:
+        sends = scripted(self.head, self.plan, self.framing == "chunked")
+        return coalesced(sends) if coalesce else sends
 
     @functools.cached_property
     def closes_connection(self) -> bool:
@@ -298,9 +303,9 @@ class _PlaybackCache:
 
 
 def _held_bytes(playback: Playback) -> int:
-    # The body, and up to twice as much again if the plan keeps its writes: the writes,
-    # and their sends.
-    return len(playback.plan.body) * (3 if playback.plan.keeps_writes else 1)
+    # The body, and up to three times as much again if the plan keeps its writes: the
+    # writes, and their sends scripted and coalesced.
+    return len(playback.plan.body) * (4 if playback.plan.keeps_writes else 1)
 
 
 MAX_CACHED_PLAYBACK_BYTES = 64 * 1024 * 1024

@@ -2,8 +2,9 @@
 
 A thin asyncio shell. h11 parses requests; responses are the raw bytes wire.py produced,
 written as sends.py lays them out, so every scripted write reaches the socket exactly as
-planned (one ``send`` per write, TCP_NODELAY on). One scenario per URL prefix; a small
-JSON control API under ``/_``.
+planned (one ``send`` per write, TCP_NODELAY on), or, in the load mode (``coalesce``),
+each run of writes between pauses in one. One scenario per URL prefix; a small JSON
+control API under ``/_``.
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ class FakeProviderServer(ListeningServer):
 
     The control API answers a request only if its ``Host`` is ``localhost``, an IP address,
     ``host`` or one of ``allowed_hosts`` (``*``: any), with this port (fakeprovider.hosts).
+
+    ``coalesce`` is the load mode: the same bytes, but each run of writes that no pause
+    parts (the head and the last chunk included) is sent as one write, so write boundaries
+    are no longer the scenario's. For a load source, not for conformance cases.
     """
 
     def __init__(
@@ -100,6 +105,7 @@ class FakeProviderServer(ListeningServer):
         max_body_bytes: int = MAX_BODY_BYTES,
         model_prefix: str = DEFAULT_MODEL_PREFIX,
         allowed_hosts: Iterable[str] = (),
+        coalesce: bool = False,
     ) -> None:
         self.registry = registry
         self.host = host
@@ -107,6 +113,7 @@ class FakeProviderServer(ListeningServer):
         self.max_body_bytes = max_body_bytes
         self.model_prefix = model_prefix
         self.host_check = HostCheck(host, allowed_hosts)
+        self.coalesce = coalesce
         self._requested_port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -335,7 +342,7 @@ class _Connection:
         if playback.framing == "length":
             end("complete")
             return await self._send_response(playback)
-        if not await self._send_stream(playback.sends(), end):
+        if not await self._send_stream(playback.sends(coalesce=self._server.coalesce), end):
             end("client-disconnected")
             return False
         match playback.plan.ending:
@@ -550,6 +557,7 @@ class ServerThread:
         max_body_bytes: int = MAX_BODY_BYTES,
         model_prefix: str = DEFAULT_MODEL_PREFIX,
         allowed_hosts: Iterable[str] = (),
+        coalesce: bool = False,
     ) -> None:
         self.registry = registry if registry is not None else ScenarioRegistry()
         self.server = FakeProviderServer(
@@ -560,6 +568,7 @@ class ServerThread:
             max_body_bytes=max_body_bytes,
             model_prefix=model_prefix,
             allowed_hosts=allowed_hosts,
+            coalesce=coalesce,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

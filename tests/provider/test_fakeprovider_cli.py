@@ -257,3 +257,18 @@ def test_allow_remote_warns_before_listening(taken_port: int) -> None:
         "authentication"
     )
     assert finished.returncode == 3
+
+
+def test_serve_coalesce_says_it_is_the_load_mode(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "fakeprovider", "serve", "--port", "0", "--coalesce"]
+    with subprocess.Popen(
+        [*command, "--fixtures", str(fixture(tmp_path))], stdout=subprocess.PIPE, text=True
+    ) as server:
+        assert server.stdout is not None
+        try:
+            lines = [server.stdout.readline() for _ in range(2)]
+        finally:
+            server.terminate()
+        assert server.wait(timeout=10) == 0
+    assert lines[0].startswith("fakeprovider listening on http://127.0.0.1:")
+    assert lines[1] == "load mode: each run of writes between pauses is sent as one write\n"

@@ -3,7 +3,8 @@
 Write boundaries are part of a scenario, so the server's writes themselves are recorded
 (each ``write`` of its socket transports) and compared with the transcript ``fakeprovider
 show`` prints: the head, one write per scripted write (chunk-framed), the last chunk; an
-error response in one write.
+error response in one write. In the load mode (``coalesce``) the same bytes go out as one
+write per run that no pause parts.
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ def scripted_writes(attempt: Attempt) -> list[Timed]:
         tail = LAST_CHUNK if chunked and end.ending == "close" else b""
         return [*writes, (end.delay_ms, tail)]
     return [(0.0, b"".join(line.data for line in lines))]  # one write, or none for a fault
+
+
+def coalesced(writes: list[Timed]) -> list[bytes]:
+    """The writes joined between pauses."""
+    runs: list[list[bytes]] = []
+    for delay_ms, data in writes:
+        if delay_ms > 0 or not runs:
+            runs.append([])
+        runs[-1].append(data)
+    return [b"".join(run) for run in runs]
 
 
 def sent(writes: list[bytes]) -> list[bytes]:
@@ -107,16 +118,17 @@ def request(port: int, scenario_id: str, length: int | None) -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.parametrize("coalesce", [False, True], ids=["scripted", "coalesced"])
 def test_every_bundled_attempt_is_written_as_scripted(
-    recorded: dict[int, list[bytes]], scenarios: list[Scenario]
+    recorded: dict[int, list[bytes]], scenarios: list[Scenario], coalesce: bool
 ) -> None:
-    with ServerThread(ScenarioRegistry(scenarios)) as server:
+    with ServerThread(ScenarioRegistry(scenarios), coalesce=coalesce) as server:
         ports = play_all(server, scenarios)
     differing = []
     for scenario in scenarios:
         for number, attempt in enumerate(scenario.attempts, 1):
             writes = scripted_writes(attempt)
-            expected = sent([data for _, data in writes])
+            expected = sent(coalesced(writes) if coalesce else [data for _, data in writes])
             if sent(recorded[ports[scenario.id, number]]) != expected:
                 differing.append(f"{scenario.id} attempt {number}")
     assert differing == []
