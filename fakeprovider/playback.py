@@ -30,7 +30,7 @@ from .scenario import (
     Scenario,
     StreamAttempt,
 )
-from .sends import Send, coalesced, scripted
+from .sends import Run, coalesced, scripted
 from .wire import (
     EncodeError,
     WirePlan,
@@ -72,24 +72,24 @@ class Playback:
     def head(self) -> bytes:
         return encode_head(self.status, self.headers)
 
-    def sends(self, *, coalesce: bool = False) -> Iterable[Send]:
+    def runs(self, *, coalesce: bool = False) -> Iterable[Run]:
         """A stream's head and body as the server writes them (fakeprovider.sends),
         scripted or coalesced; kept once made if the plan keeps its writes."""
         if not self.plan.keeps_writes:
-            return self._make_sends(coalesce)
-        return self._coalesced_sends if coalesce else self._scripted_sends
+            return self._make_runs(coalesce)
+        return self._coalesced_runs if coalesce else self._scripted_runs
 
     @functools.cached_property
-    def _scripted_sends(self) -> tuple[Send, ...]:
-        return tuple(self._make_sends(coalesce=False))
+    def _scripted_runs(self) -> tuple[Run, ...]:
+        return tuple(self._make_runs(coalesce=False))
 
     @functools.cached_property
-    def _coalesced_sends(self) -> tuple[Send, ...]:
-        return tuple(self._make_sends(coalesce=True))
+    def _coalesced_runs(self) -> tuple[Run, ...]:
+        return tuple(self._make_runs(coalesce=True))
 
-    def _make_sends(self, coalesce: bool) -> Iterator[Send]:
-        sends = scripted(self.head, self.plan, self.framing == "chunked")
-        return coalesced(sends) if coalesce else sends
+    def _make_runs(self, coalesce: bool) -> Iterator[Run]:
+        runs = scripted(self.head, self.plan, self.framing == "chunked")
+        return coalesced(runs) if coalesce else runs
 
     @functools.cached_property
     def closes_connection(self) -> bool:
@@ -304,7 +304,7 @@ class _PlaybackCache:
 
 def _held_bytes(playback: Playback) -> int:
     # The body, and up to three times as much again if the plan keeps its writes: the
-    # writes, and their sends scripted and coalesced.
+    # writes, and their runs scripted and coalesced.
     return len(playback.plan.body) * (4 if playback.plan.keeps_writes else 1)
 
 

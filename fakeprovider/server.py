@@ -17,9 +17,8 @@ import socket
 import struct
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import NamedTuple, Self
 
 import h11
 
@@ -37,7 +36,7 @@ from .playback import (
     misdirected,
 )
 from .registry import HowEnded, ScenarioRegistry
-from .sends import Send
+from .sends import Run
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -48,7 +47,6 @@ _READ_SIZE = 64 * 1024
 # Connections the kernel may queue before accept(): asyncio's default of 100 makes a burst
 # of a thousand connects (a load test) wait out SYN retransmits, seconds each.
 _LISTEN_BACKLOG = 1024
-_WRITES_PER_TURN = 256  # unpaced writes in a row before a stream lets the others run
 # Bytes a response may leave in the transport's buffer (a client reading slower than the
 # stream is written) before it waits for them to go: asyncio's own default high water.
 _HIGH_WATER_BYTES = 64 * 1024
@@ -56,8 +54,7 @@ _LINGER_S = 1.0  # how long to drain input before closing on a rejected request
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class _Request:
+class _Request(NamedTuple):  # a tuple: made per request, the cheapest to make
     method: str
     target: str
     headers: list[tuple[str, str]]
@@ -182,10 +179,9 @@ class _Connection:
         self._transport = writer.transport
         self._unparsed = bytearray()  # bytes read ahead of the request being parsed
         # TCP cannot tell a client that half-closed (and still reads) from one that left:
-        # both send FIN. So the end of input ends only a stall, which writes nothing that
-        # could fail; a reset, or a write failing, is a client gone.
-        self._input_ended = asyncio.Event()
-        self._peer_gone = asyncio.Event()
+        # both send FIN. So the end of input ends only a stall (the watcher's end), which
+        # writes nothing that could fail; a reset, or a write failing, is a client gone.
+        self._peer_gone = False  # the client reset the connection
         self._input_discarded = False  # read ahead past the bound: no next request to parse
         self._pausing: asyncio.Future[None] | None = None  # the pause under way, if any
         # Reads while a response waits (a pause, a stall), from its first wait to its end:
@@ -207,11 +203,9 @@ class _Connection:
             self._close(graceful)
 
     def _configure_socket(self) -> None:
-        sock = self._writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        # drain() then returns only once every byte is handed to the kernel: a pause starts
-        # once the writes before it are sent, so "sent" times are true.
+        # asyncio's socket transports set TCP_NODELAY themselves. With no high water,
+        # drain() returns only once every byte is handed to the kernel: a pause starts once
+        # the writes before it are sent, so "sent" times are true.
         self._transport.set_write_buffer_limits(high=0)
 
     async def _serve_one(self) -> bool:
@@ -342,7 +336,7 @@ class _Connection:
         if playback.framing == "length":
             end("complete")
             return await self._send_response(playback)
-        if not await self._send_stream(playback.sends(coalesce=self._server.coalesce), end):
+        if not await self._send_stream(playback.runs(coalesce=self._server.coalesce), end):
             end("client-disconnected")
             return False
         match playback.plan.ending:
@@ -359,41 +353,49 @@ class _Connection:
                 return False
         return not playback.closes_connection  # "complete" is logged
 
-    async def _send_stream(self, sends: Iterable[Send], end: Callable[[HowEnded], None]) -> bool:
+    async def _send_stream(self, runs: Iterable[Run], end: Callable[[HowEnded], None]) -> bool:
         """Make every write of a stream response, waiting where it waits; logs "complete"
         before the write that completes the body. False if the client went away.
 
         The writes go straight to the transport, which sends each at once while the
-        socket takes them; only past _HIGH_WATER_BYTES left unsent does it wait.
+        socket takes them. Between the pieces of a long run, other streams run, or, past
+        _HIGH_WATER_BYTES left unsent, the server waits for the client to catch up.
         """
         transport = self._transport
+        write, closing = transport.write, transport.is_closing
         try:
-            for count, (delay_ms, data, ends) in enumerate(sends, 1):
+            for number, (delay_ms, writes, ends) in enumerate(runs):
                 if delay_ms > 0:
                     if not await self._pause(delay_ms):
                         return False
-                elif count % _WRITES_PER_TURN == 0:
-                    # A socket that takes every write never makes us wait: without this,
-                    # a body sent byte by byte would hold the loop for seconds.
-                    await asyncio.sleep(0)
+                elif number and not ends:
+                    await self._take_turn()
                 if ends:
                     end("complete")
-                transport.write(data)
-                if transport.get_write_buffer_size() > _HIGH_WATER_BYTES:
-                    await self._writer.drain()
-                elif transport.is_closing():  # a send failed: the client is gone
-                    return False
+                for data in writes:
+                    write(data)
+                    if closing():  # a send failed: the client is gone
+                        return False
             await self._flushed()  # before the ending's act: an abort drops what is unsent
         except ConnectionError:
             return False
         return True
 
+    async def _take_turn(self) -> None:
+        """Let the other streams run, or wait for a client that reads slower than this
+        stream is written (a socket that takes every write never makes us wait: without
+        this, a body sent byte by byte would hold the loop for seconds)."""
+        if self._transport.get_write_buffer_size() > _HIGH_WATER_BYTES:
+            await self._writer.drain()
+        else:
+            await asyncio.sleep(0)
+
     async def _stall(self, end: Callable[[HowEnded], None]) -> None:
         """Keep the connection open, silent, until the client's input ends or the server
         stops (a stall writes nothing, so input's end is all that tells a client gone)."""
-        self._watch_peer()
+        watcher = self._watch_peer()
         try:
-            await self._input_ended.wait()
+            await asyncio.wait([watcher])  # it reads to the end of input
         finally:
             end("stalled")
 
@@ -408,7 +410,7 @@ class _Connection:
         """
         await self._flushed()
         self._watch_peer()
-        if not self._peer_gone.is_set():
+        if not self._peer_gone:
             loop = asyncio.get_running_loop()
             self._pausing = loop.create_future()
             timer = loop.call_later(delay_ms / 1000, _settle, self._pausing)
@@ -417,13 +419,14 @@ class _Connection:
             finally:
                 timer.cancel()
                 self._pausing = None
-        return not self._peer_gone.is_set()
+        return not self._peer_gone
 
-    def _watch_peer(self) -> None:
+    def _watch_peer(self) -> asyncio.Task[None]:
         """Read from now to the response's end, so a client hanging up is noticed while it
         waits (the task is started once per response, at its first wait)."""
         if self._watcher is None:
             self._watcher = asyncio.create_task(self._read_while_playing())
+        return self._watcher
 
     async def _stop_watching(self) -> None:
         if self._watcher is not None:
@@ -440,12 +443,11 @@ class _Connection:
             try:
                 data = await self._reader.read(_READ_SIZE)
             except ConnectionError:
-                self._peer_gone.set()
+                self._peer_gone = True
                 if self._pausing is not None:
                     _settle(self._pausing)
                 data = b""
             if not data:
-                self._input_ended.set()
                 return
             if len(self._unparsed) <= self._server.max_body_bytes:
                 self._unparsed += data

@@ -6,8 +6,8 @@ import itertools
 
 from fakeprovider.build import ScenarioBuilder, StreamBuilder, stream
 from fakeprovider.playback import Playback, prepare
-from fakeprovider.sends import Send, coalesced, scripted
-from fakeprovider.wire import LAST_CHUNK, WirePlan, Write, frame_chunk
+from fakeprovider.sends import BYTES_PER_TURN, WRITES_PER_TURN, Run, coalesced, scripted
+from fakeprovider.wire import LAST_CHUNK, WirePlan, frame_chunk
 
 HEAD = b"HTTP/1.1 200 OK\r\n\r\n"
 
@@ -18,68 +18,81 @@ def playback_of(body: StreamBuilder) -> Playback:
     return played
 
 
-def test_scripted_is_the_head_each_write_framed_and_the_last_chunk_after_the_final_wait() -> None:
+def writes_of(runs: list[Run]) -> list[bytes]:
+    return [data for run in runs for data in run.writes]
+
+
+def test_scripted_is_the_head_each_write_framed_and_the_last_chunk_alone() -> None:
     plan = WirePlan(b"abcdef", splits=[2], delays={4: 30.0}, final_delay_ms=5.0)
 
     assert list(scripted(HEAD, plan, chunked=True)) == [
-        Send(0.0, HEAD),
-        Send(0.0, frame_chunk(b"ab")),
-        Send(0.0, frame_chunk(b"cd")),
-        Send(30.0, frame_chunk(b"ef")),
-        Send(5.0, LAST_CHUNK, ends=True),
+        Run(0.0, (HEAD, frame_chunk(b"ab"), frame_chunk(b"cd"))),
+        Run(30.0, (frame_chunk(b"ef"),)),
+        Run(5.0, (LAST_CHUNK,), ends=True),
     ]
 
 
 def test_scripted_unframed_or_cut_short_has_no_last_chunk() -> None:
     plan = WirePlan(b"abcd", splits=[2])
-    assert list(scripted(HEAD, plan, chunked=False))[-1] == Send(0.0, b"", ends=True)
+    assert list(scripted(HEAD, plan, chunked=False))[-1] == Run(0.0, (), ends=True)
     reset = WirePlan(b"abcd", ending="reset", final_delay_ms=7.0)
-    assert list(scripted(HEAD, reset, chunked=True))[-1] == Send(7.0, b"", ends=False)
+    assert list(scripted(HEAD, reset, chunked=True))[-1] == Run(7.0, ())
+    assert list(scripted(HEAD, WirePlan(b"ab", ending="stall"), chunked=True)) == [
+        Run(0.0, (HEAD, frame_chunk(b"ab")))
+    ]
 
 
-def test_coalesced_joins_each_run_between_pauses_the_head_and_last_chunk_included() -> None:
+def test_a_long_run_is_cut_into_pieces_of_bounded_writes_and_bytes() -> None:
+    byte_by_byte = WirePlan(b"x" * 1000, splits=range(1, 1000))
+    pieces = list(scripted(HEAD, byte_by_byte, chunked=True))[:-1]
+    assert [len(run.writes) for run in pieces] == [WRITES_PER_TURN] * 3 + [1001 - 3 * 256]
+    large = WirePlan(b"y" * (3 * BYTES_PER_TURN), splits=range(1024, 3 * BYTES_PER_TURN, 1024))
+    pieces = list(scripted(HEAD, large, chunked=False))[:-1]
+    sizes = [sum(map(len, run.writes)) for run in pieces]
+    assert sizes == [len(HEAD) + BYTES_PER_TURN, BYTES_PER_TURN, BYTES_PER_TURN]
+    assert all(run.delay_ms == 0 for run in pieces)
+
+
+def test_coalesced_joins_the_writes_between_pauses_the_head_and_last_chunk_included() -> None:
     plan = WirePlan(b"abcdef", splits=[1, 2, 3, 5], delays={4: 30.0})
-    writes = list(scripted(HEAD, plan, chunked=True))
+    runs = list(scripted(HEAD, plan, chunked=True))
 
-    assert list(coalesced(writes)) == [
-        Send(0.0, b"".join(data for _, data, _ in writes[:5])),
-        Send(30.0, b"".join(data for _, data, _ in writes[5:]), ends=True),
+    assert list(coalesced(runs)) == [
+        Run(0.0, (HEAD + b"".join(map(frame_chunk, [b"a", b"b", b"c", b"d"])),)),
+        Run(30.0, (frame_chunk(b"e") + frame_chunk(b"f") + LAST_CHUNK,), ends=True),
     ]
 
 
 def test_a_final_pause_keeps_the_last_chunk_apart() -> None:
     plan = WirePlan(b"abcd", splits=[2], final_delay_ms=40.0)
-    joined = list(coalesced(scripted(HEAD, plan, chunked=True)))
-    assert joined == [
-        Send(0.0, HEAD + frame_chunk(b"ab") + frame_chunk(b"cd")),
-        Send(40.0, LAST_CHUNK, ends=True),
+    assert list(coalesced(scripted(HEAD, plan, chunked=True))) == [
+        Run(0.0, (HEAD + frame_chunk(b"ab") + frame_chunk(b"cd"),)),
+        Run(40.0, (LAST_CHUNK,), ends=True),
     ]
+    reset = WirePlan(b"ab", ending="reset", final_delay_ms=7.0)
+    assert list(coalesced(scripted(HEAD, reset, chunked=True)))[-1] == Run(7.0, ())
 
 
 def test_a_coalesced_write_holds_at_most_max_bytes_unless_one_write_is_larger() -> None:
-    writes = [Send(0.0, b"a" * 4), Send(0.0, b"b" * 4), Send(0.0, b"c" * 9), Send(0.0, b"d")]
-    assert [send.data for send in coalesced(writes, max_bytes=8)] == [
-        b"aaaabbbb",
-        b"c" * 9,
-        b"d",
-    ]
+    runs = [Run(0.0, (b"a" * 4, b"b" * 4, b"c" * 9)), Run(0.0, (b"d",))]
+    assert writes_of(list(coalesced(runs, max_bytes=8))) == [b"aaaabbbb", b"c" * 9, b"d"]
 
 
 def test_coalescing_a_body_sent_byte_by_byte_makes_its_writes_as_it_goes() -> None:
     plan = WirePlan(b"x" * 10_000_000, splits=range(1, 10_000_000))
-    first = next(iter(coalesced(scripted(HEAD, plan, chunked=True), max_bytes=1024)))
-    assert first.data.startswith(HEAD + b"1\r\nx\r\n")
-    assert len(first.data) <= 1024
+    first = next(coalesced(scripted(HEAD, plan, chunked=True), max_bytes=1024))
+    assert first.writes[0].startswith(HEAD + b"1\r\nx\r\n")
+    assert len(first.writes[0]) <= 1024
 
 
-def test_a_playback_keeps_its_sends_once_made_when_its_plan_keeps_its_writes() -> None:
+def test_a_playback_keeps_its_runs_once_made_when_its_plan_keeps_its_writes() -> None:
     few = playback_of(stream().text("hi").done())
-    assert few.sends() is few.sends()
-    assert few.sends(coalesce=True) is few.sends(coalesce=True)
-    assert [send.data for send in few.sends(coalesce=True)] == [
-        b"".join(send.data for send in few.sends())
-    ]
+    assert few.runs() is few.runs()
+    assert few.runs(coalesce=True) is few.runs(coalesce=True)
+    assert b"".join(writes_of(list(few.runs(coalesce=True)))) == b"".join(
+        writes_of(list(few.runs()))
+    )
     many = playback_of(stream().split("byte").raw("x" * 5000))
-    assert many.sends() is not many.sends()  # made as it is played, each time
-    assert list(itertools.islice(many.sends(), 2))[1] == Send(0.0, frame_chunk(b"d"))
-    assert Write(b"d") == next(iter(many.plan.iter_writes()))
+    assert many.runs() is not many.runs()  # made as it is played, each time
+    first = next(iter(itertools.islice(many.runs(), 1)))
+    assert first.writes[:2] == (many.head, frame_chunk(b"d"))

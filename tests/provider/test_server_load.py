@@ -192,5 +192,5 @@ def test_a_thousand_concurrent_streams_are_byte_exact_and_leave_no_heap(
 
     # The last request arrived before the first response ended: all were in flight at once.
     assert max(r["received_at"] for r in records) < min(r["ended_at"] for r in records)
-    assert peak > 10 * RETAINED_TOLERANCE, "the probe must have seen the load's heap"
+    assert peak > 4 * RETAINED_TOLERANCE, "the probe must have seen the load's heap"
     assert retained < RETAINED_TOLERANCE, f"{retained} bytes retained (peak {peak})"
