@@ -244,9 +244,13 @@ class _Connection:
                 parser.receive_data(await self._receive())
             elif isinstance(event, h11.Request):
                 head = event
-                self._check_framing(event)
+                length = self._content_length(event)
                 if parser.they_are_waiting_for_100_continue:
                     await self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                if length is not None:
+                    # h11 has read the framing; a body of a known length is taken as it
+                    # is, which spares two events of h11 (a sixth of a short stream's cost).
+                    return _request(head, await self._read_body(parser.trailing_data[0], length))
             elif isinstance(event, h11.Data):
                 body += event.data
                 if len(body) > self._server.max_body_bytes:
@@ -264,16 +268,36 @@ class _Connection:
         except ConnectionError:
             return b""  # h11 reads an empty receive as the end of the connection
 
-    def _check_framing(self, head: h11.Request) -> None:
-        names = {name for name, _ in head.headers}
-        if b"content-length" in names and b"transfer-encoding" in names:
+    async def _read_body(self, received: bytes, length: int) -> bytes:
+        """A body of ``length`` bytes, of which ``received`` were read with the head; the
+        bytes after it are kept for the next request."""
+        if len(received) < length:
+            buffer = bytearray(received)
+            while len(buffer) < length:
+                if not (data := await self._receive()):
+                    raise _RequestRejectedError(
+                        400, f"malformed HTTP request: {len(buffer)} of {length} body bytes"
+                    )
+                buffer += data
+            received = bytes(buffer)
+        self._unparsed += received[length:]
+        return received[:length]
+
+    def _content_length(self, head: h11.Request) -> int | None:
+        """The body length the head gives (h11 has checked it: one value, digits), or
+        None: a chunked body, or none."""
+        names = [name for name, _ in head.headers]
+        if b"content-length" not in names:
+            return None
+        if b"transfer-encoding" in names:
             # RFC 9112 §6.3: the body's end is uncertain, so must the connection's be.
             raise _RequestRejectedError(
                 400, "malformed HTTP request: both Content-Length and Transfer-Encoding"
             )
-        for name, value in head.headers:
-            if name == b"content-length" and int(value) > self._server.max_body_bytes:
-                raise _RequestRejectedError(413, self._too_large())
+        length = int(head.headers[names.index(b"content-length")][1])
+        if length > self._server.max_body_bytes:
+            raise _RequestRejectedError(413, self._too_large())
+        return length
 
     def _too_large(self) -> str:
         return f"request body larger than {self._server.max_body_bytes} bytes"

@@ -629,6 +629,38 @@ def test_content_length_with_transfer_encoding_is_refused_and_the_connection_clo
     assert server.registry.requests("framed") == []
 
 
+def test_a_body_in_pieces_is_read_whole_and_what_follows_it_is_the_next_request(
+    server: ServerThread, register: Register
+) -> None:
+    register("pieces", {"stream": {"steps": ["done"]}})
+    first = post_bytes("/pieces/v1/chat/completions", b'{"n": "first"}')
+    second = post_bytes("/pieces/v1/chat/completions", b'{"n": 2}', "Connection: close\r\n")
+    cut = len(first) - 5  # inside the first body
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(first[:cut])
+        time.sleep(0.05)
+        sock.sendall(first[cut:] + second[:10])
+        time.sleep(0.05)
+        sock.sendall(second[10:])
+        while data := sock.recv(65536):
+            received += data
+
+    assert received.count(b"HTTP/1.1 200 OK") == 2
+    assert [r.body for r in server.registry.requests("pieces")] == ['{"n": "first"}', '{"n": 2}']
+
+
+def test_a_body_cut_short_gets_a_400(server: ServerThread) -> None:
+    short = post_bytes("/cut-short/v1/chat/completions", b"{}").replace(b"Length: 2", b"Length: 10")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(short)
+        sock.shutdown(socket.SHUT_WR)
+        raw = b"".join(iter(lambda: sock.recv(65536), b""))
+
+    error = assert_json_error(raw, 400)
+    assert error["message"] == "malformed HTTP request: 2 of 10 body bytes"
+
+
 @pytest.mark.parametrize(
     ("method", "path", "status"),
     [
