@@ -1,22 +1,27 @@
-"""Server throughput: SSE chunks/s and MB/s delivered to raw socket clients.
+"""Server throughput: SSE chunks/s delivered to raw socket clients.
 
-    python benchmarks/bench_throughput.py [--repeat 3] [--write]
+    python benchmarks/bench_throughput.py [--repeat 3] [--before CHECKOUT] [--write]
 
 At 1, 50, 200 and 1 000 concurrent streams of the 200-chunk stream of streams.py, for our
-loopback server, the bare-asyncio baseline (the Python ceiling) and aimock; prints
-ours/baseline and ours/aimock. Fewer than 200 concurrent streams run in consecutive waves
-until 200 streams are done; each figure is the best of --repeat runs, the servers taking
-turns.
+loopback server (``ours``: scripted writes, one per event), its load mode (``load``:
+``serve --coalesce``, a stream's writes in one), the bare-asyncio baseline (the Python
+ceiling) and aimock; prints ours/baseline, ours/aimock and load/aimock. ``--before`` adds
+``fakeprovider serve`` from another checkout (e.g. ``git worktree add /tmp/before
+COMMIT``), for a before/after in the same run. Fewer than 200 concurrent streams run in
+consecutive waves until 200 streams are done; each figure is the best of --repeat runs,
+the servers taking turns.
 
-Then where our server's time goes, against the baseline's: the server processes' CPU time
-over 1 000 streams of 3 events and 1 000 of 203 gives the cost of a request (everything
-but the event writes) and of one event write.
+Then where the servers' time goes: their processes' CPU time over 1 000 streams of 3
+events and 1 000 of 203 gives the cost of a request (everything but the event writes) and
+of one event write.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import contextlib
+import subprocess
+from pathlib import Path
 
 from harness import (
     arguments,
@@ -44,34 +49,26 @@ MIN_STREAMS = 200
 COST_STREAMS = 1000  # per stream length, 50 at a time
 
 
-@dataclass(frozen=True)
-class Rate:
-    chunks_per_s: float
-    mb_per_s: float
-
-
-async def measure(target: Target, concurrency: int) -> Rate:
+async def chunks_per_s(target: Target, concurrency: int) -> float:
     waves = max(1, MIN_STREAMS // concurrency)
-    received_bytes, elapsed = 0, 0.0
+    elapsed = 0.0
     for _ in range(waves):
         responses, seconds = await fetch_concurrently(target, concurrency)
         check_complete(responses)
-        received_bytes += sum(len(response.data) for response in responses)
         elapsed += seconds
-    return Rate(waves * concurrency * EVENTS / elapsed, received_bytes / elapsed / 1e6)
+    return waves * concurrency * EVENTS / elapsed
 
 
-async def measure_all(targets: list[Target], repeat: int) -> dict[tuple[str, int], Rate]:
+async def measure_all(targets: list[Target], repeat: int) -> dict[tuple[str, int], float]:
     for target in targets:  # warm up: first connections, Node's JIT, Python's caches
-        await measure(target, 50)
-    best: dict[tuple[str, int], Rate] = {}
+        await chunks_per_s(target, 50)
+    best: dict[tuple[str, int], float] = {}
     for concurrency in CONCURRENCY:
         for _ in range(repeat):
             for target in targets:
-                rate = await measure(target, concurrency)
+                rate = await chunks_per_s(target, concurrency)
                 key = (target.name, concurrency)
-                if key not in best or rate.chunks_per_s > best[key].chunks_per_s:
-                    best[key] = rate
+                best[key] = max(best.get(key, rate), rate)
     return best
 
 
@@ -84,19 +81,26 @@ async def cpu_per_stream(target: Target, events: int) -> float:
     return (cpu_seconds(target.pid) - before) / COST_STREAMS
 
 
-def costs(repeat: int) -> dict[str, tuple[float, float]]:
-    """Per server: CPU µs per request (all but the event writes) and per event write, from
-    the least CPU per stream of ``repeat`` runs of each length."""
+def costs(repeat: int, before: Path | None) -> dict[str, tuple[float, float]]:
+    """Per Python server: CPU µs per request (all but the event writes) and per event
+    write, from the least CPU per stream of ``repeat`` runs of each length."""
     per_stream: dict[tuple[str, int], float] = {}
     for chunks in (0, CONTENT_CHUNKS):
         scenario = bench_scenario(content_chunks=chunks)
-        with serving_ours(scenario) as ours, serving_baseline(scenario) as baseline:
-            for target in [ours, baseline] * repeat:
+        with contextlib.ExitStack() as running:
+            targets = [
+                running.enter_context(serving_ours(scenario)),
+                running.enter_context(serving_ours(scenario, coalesce=True)),
+                running.enter_context(serving_baseline(scenario)),
+            ]
+            if before is not None:
+                targets.append(running.enter_context(serving_ours(scenario, checkout=before)))
+            for target in targets * repeat:
                 used = asyncio.run(cpu_per_stream(target, chunks + 3))
                 key = (target.name, chunks)
                 per_stream[key] = min(per_stream.get(key, used), used)
     breakdown = {}
-    for name in ("ours", "baseline"):
+    for name in dict.fromkeys(name for name, _ in per_stream):
         short, long = per_stream[(name, 0)], per_stream[(name, CONTENT_CHUNKS)]
         per_write = (long - short) / CONTENT_CHUNKS
         breakdown[name] = ((short - 3 * per_write) * 1e6, per_write * 1e6)
@@ -109,40 +113,43 @@ def cost_table(breakdown: dict[str, tuple[float, float]]) -> str:
         return request + EVENTS * write
 
     rows = [
-        [name, f"{request:.0f} µs", f"{write:.2f} µs", f"{per_stream(name):.0f} µs"]
+        [
+            name,
+            f"{request:.0f} µs",
+            f"{write:.2f} µs",
+            f"{per_stream(name):.0f} µs",
+            ratio(per_stream(name), per_stream("baseline")),
+        ]
         for name, (request, write) in breakdown.items()
     ]
-    (ours_request, ours_write), (base_request, base_write) = (
-        breakdown["ours"],
-        breakdown["baseline"],
-    )
-    rows.append(
-        [
-            "ours/baseline",
-            ratio(ours_request, base_request),
-            ratio(ours_write, base_write),
-            ratio(per_stream("ours"), per_stream("baseline")),
-        ]
-    )
     header = ["server CPU", "per request", "per event write", f"per {EVENTS}-event stream"]
-    return markdown_table(header, rows)
+    return markdown_table([*header, "stream / baseline's"], rows)
 
 
-def table(rates: dict[tuple[str, int], Rate], names: list[str]) -> str:
-    header = ["streams"]
-    for name in names:
-        header += [f"{name} chunks/s", f"{name} MB/s"]
-    header += ["ours/baseline", "ours/aimock"]
+def describe_checkout(checkout: Path) -> str:
+    """The commit a checkout is at, for the results."""
+    shown = subprocess.run(
+        ["git", "-C", str(checkout), "log", "-1", "--format=%h %s"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f"commit {shown.stdout.strip()}" if shown.returncode == 0 else str(checkout)
+
+
+RATIOS = (("ours", "baseline"), ("ours", "aimock"), ("load", "aimock"), ("ours", "before"))
+
+
+def table(rates: dict[tuple[str, int], float], names: list[str]) -> str:
+    shown = [(mine, other) for mine, other in RATIOS if other in names]
+    header = ["streams", *(f"{name} chunks/s" for name in names)]
+    header += [f"{mine}/{other}" for mine, other in shown]
     rows = []
     for concurrency in CONCURRENCY:
-        row = [f"{concurrency:,}"]
-        for name in names:
-            rate = rates[(name, concurrency)]
-            row += [f"{rate.chunks_per_s:,.0f}", f"{rate.mb_per_s:.1f}"]
-        ours = rates[("ours", concurrency)].chunks_per_s
-        baseline = rates[("baseline", concurrency)].chunks_per_s
-        aimock = rates.get(("aimock", concurrency))
-        row += [ratio(ours, baseline), ratio(ours, aimock.chunks_per_s if aimock else None)]
+        row = [f"{concurrency:,}", *(f"{rates[(name, concurrency)]:,.0f}" for name in names)]
+        row += [
+            ratio(rates[(mine, concurrency)], rates[(other, concurrency)]) for mine, other in shown
+        ]
         rows.append(row)
     return markdown_table(header, rows)
 
@@ -150,15 +157,22 @@ def table(rates: dict[tuple[str, int], Rate], names: list[str]) -> str:
 def main() -> None:
     parser = arguments(__doc__ or "")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (the best wins)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also measure fakeprovider serve from this working tree (an earlier commit)",
+    )
     args = parser.parse_args()
     raise_descriptor_limit(max(CONCURRENCY) + 100)  # the servers inherit it
     scenario = bench_scenario()
     notes = [
         f"Each stream: {EVENTS} SSE events (one HTTP chunk each) of one 200-piece reply; "
-        f"chunks/s counts events, MB/s every byte received (heads included). Best of "
-        f"{args.repeat}; ratios are of chunks/s."
+        f"chunks/s counts events. Best of {args.repeat}; ratios are of chunks/s."
     ]
-    with serving_all(scenario) as (targets, aimock_missing):
+    if args.before is not None:
+        notes.append(f"before: fakeprovider serve from {describe_checkout(args.before)}.")
+    with serving_all(scenario, load=True, before=args.before) as (targets, aimock_missing):
         rates = asyncio.run(measure_all(targets, args.repeat))
     if aimock_missing:
         notes.append(f"aimock was not measured: {aimock_missing}.")
@@ -166,9 +180,9 @@ def main() -> None:
         [
             table(rates, [target.name for target in targets]),
             "\n".join(notes),
-            "Where the server's time goes: CPU time of the server process (user and system) "
+            "Where the servers' time goes: CPU time of each server process (user and system) "
             f"over 1 000 streams of 3 events and 1 000 of {EVENTS}, the least of {args.repeat}:",
-            cost_table(costs(args.repeat)),
+            cost_table(costs(args.repeat, args.before)),
         ]
     )
     print(report)

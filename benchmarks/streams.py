@@ -5,6 +5,9 @@ One stream, byte for byte the shape aimock sends for a 4 000-character reply cut
 a ``chat.completion.chunk`` with the same fields, one write (one HTTP chunk) per event.
 
 - ``ours``: ``fakeprovider serve`` (the loopback server as shipped) in its own process;
+  ``load``: the same with ``--coalesce`` (the load mode: a run of writes between pauses
+  is one write); ``before``: ``fakeprovider serve`` from another checkout (an earlier
+  commit, for a before/after in one run);
 - ``baseline``: baseline_server.py, a minimal asyncio server writing the same precomputed
   bytes, the same writes, in its own process: the Python ceiling on this machine;
 - ``aimock``: ``@copilotkit/aimock`` (Node), installed into benchmarks/node_modules from
@@ -22,6 +25,7 @@ import bisect
 import contextlib
 import functools
 import json
+import os
 import re
 import shutil
 import socket
@@ -96,11 +100,19 @@ class AimockUnavailableError(RuntimeError):
 
 
 @contextlib.contextmanager
-def serving_ours(scenario: Scenario) -> Iterator[Target]:
+def serving_ours(
+    scenario: Scenario, *, coalesce: bool = False, checkout: Path | None = None
+) -> Iterator[Target]:
+    """``fakeprovider serve``: ``load`` with ``--coalesce``; ``before`` if from ``checkout``
+    (a working tree of this repository, which must have ``--coalesce`` to be asked for it)."""
+    name = "before" if checkout is not None else "load" if coalesce else "ours"
+    # -m puts the working directory first on the path: the checkout's, for its package.
+    env = None if checkout is None else {**os.environ, "PYTHONPATH": str(checkout)}
     with _fixture_file(scenario) as fixture:
         command = [sys.executable, "-m", "fakeprovider", "serve", "--port", "0"]
-        with _server([*command, "--fixtures", str(fixture)], r"listening on \S+:(\d+)") as running:
-            yield Target("ours", *running, f"/{scenario.id}/v1/chat/completions")
+        command += ["--fixtures", str(fixture), *(["--coalesce"] if coalesce else [])]
+        with _server(command, r"listening on \S+:(\d+)", env=env, cwd=checkout) as running:
+            yield Target(name, *running, f"/{scenario.id}/v1/chat/completions")
 
 
 @contextlib.contextmanager
@@ -127,15 +139,22 @@ def serving_aimock(latency_ms: float = 0.0) -> Iterator[Target]:
 
 @contextlib.contextmanager
 def serving_all(
-    scenario: Scenario, aimock_latency_ms: float = 0.0
+    scenario: Scenario,
+    aimock_latency_ms: float = 0.0,
+    *,
+    load: bool = False,
+    before: Path | None = None,
 ) -> Iterator[tuple[list[Target], str | None]]:
-    """Ours, the baseline and aimock, all playing ``scenario`` (aimock its equivalent, with
+    """Ours (and the load mode, and ours from the checkout ``before``, if asked), the
+    baseline and aimock, all playing ``scenario`` (aimock its equivalent, with
     ``--latency``); and, if aimock could not be, why not."""
     with contextlib.ExitStack() as running:
-        targets = [
-            running.enter_context(serving_ours(scenario)),
-            running.enter_context(serving_baseline(scenario)),
-        ]
+        targets = [running.enter_context(serving_ours(scenario))]
+        if load:
+            targets.append(running.enter_context(serving_ours(scenario, coalesce=True)))
+        targets.append(running.enter_context(serving_baseline(scenario)))
+        if before is not None:
+            targets.append(running.enter_context(serving_ours(scenario, checkout=before)))
         try:
             targets.append(running.enter_context(serving_aimock(aimock_latency_ms)))
         except AimockUnavailableError as error:
@@ -173,13 +192,17 @@ def _fixture_file(scenario: Scenario) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _server(
-    command: list[str], port_pattern: str | None, port: int = 0
+    command: list[str],
+    port_pattern: str | None,
+    port: int = 0,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Iterator[tuple[int, int]]:
     """Start a server process, yield its port and pid; the port comes from its stdout, or is
     given and polled."""
     # Only a port to read is piped: unread output could fill the pipe and stall the server.
     output = subprocess.PIPE if port_pattern is not None else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdout=output, text=True)
+    process = subprocess.Popen(command, stdout=output, text=True, env=env, cwd=cwd)
     try:
         if port_pattern is not None:
             port = _read_port(process, port_pattern)
