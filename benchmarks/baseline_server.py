@@ -25,6 +25,14 @@ def precomputed(playback: Playback) -> tuple[bytes, list[tuple[float, bytes]]]:
 
 
 async def serve(head: bytes, writes: list[tuple[float, bytes]]) -> None:
+    server = await start(head, writes)
+    print(f"baseline listening on port {server.sockets[0].getsockname()[1]}", flush=True)
+    await server.serve_forever()
+
+
+async def start(head: bytes, writes: list[tuple[float, bytes]]) -> asyncio.Server:
+    """The baseline listening on a free loopback port."""
+
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
@@ -51,9 +59,7 @@ async def serve(head: bytes, writes: list[tuple[float, bytes]]) -> None:
         writer.write(LAST_CHUNK)
         writer.close()
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0, backlog=1024)
-    print(f"baseline listening on port {server.sockets[0].getsockname()[1]}", flush=True)
-    await server.serve_forever()
+    return await asyncio.start_server(answer, "127.0.0.1", 0, backlog=1024)
 
 
 def main() -> None:
