@@ -14,7 +14,6 @@ the best of ``--repeat`` runs.
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from harness import arguments, command_line, markdown_table, ratio, write_section
 
+from conformance.cli.options import default_jobs
 from conformance.results import RunResult
 
 CLI = [sys.executable, "-m", "conformance"]
@@ -63,14 +63,14 @@ def main() -> None:
         help="arguments for conformance fuzz (one run each)",
     )
     args = parser.parse_args()
-    cpus = len(os.sched_getaffinity(0))
+    default = default_jobs()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-jobs-") as folder:
         serial_wall, serial = timed_run("1", args.repeat, Path(folder))
         longest = max(case.duration_s for case in serial.cases)
         for jobs in [None, *args.jobs]:
             wall, result = timed_run(jobs, args.repeat, Path(folder))
-            label = f"default ({cpus})" if jobs is None else jobs
+            label = f"default ({default})" if jobs is None else jobs
             same = "yes" if judged(result) == judged(serial) else "**no**"
             speed_up = ratio(serial_wall, wall)
             rows.append([label, f"{wall:.1f}", ratio(wall, longest), speed_up, same])
