@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.events import DeclaredRetryPolicy, RetryPolicy
+from conformance.adapters.thirdparty.retry_policies import openai_sdk
+from conformance.events import RetryPolicy
 from conformance.oracle import (
     ExpectedAttempt,
     RetryDecision,
@@ -15,17 +16,7 @@ from conformance.oracle import (
 )
 from fakeprovider.build import ScenarioBuilder, fault, http_error, stream
 
-# openai-python's defaults: what its shims declare.
-SDK = DeclaredRetryPolicy(
-    max_retries=2,
-    statuses=[408, 409, 429, "5xx"],
-    codes=["TRANSPORT", "TIMEOUT"],
-    backoff_min_s=0.375,
-    backoff_max_s=8.0,
-    retry_after=["retry-after-ms", "retry-after"],
-    retry_after_max_s=120.0,
-    should_retry_header=True,
-)
+SDK = openai_sdk()  # openai-python's defaults, as its shims declare them
 
 
 def first(attempt: object) -> ExpectedAttempt:

@@ -9,6 +9,8 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 
+from unreachable_case import unreachable_case
+
 from conformance.adapters.base import CaseRun, PythonAdapter, PythonAdapterSession
 from conformance.events import Capabilities, End, Finish, Hello, RunCase
 
@@ -17,22 +19,7 @@ CASE_S = 0.1  # long enough for cases started together to overlap
 
 
 def make_case(case_id: str) -> RunCase:
-    return RunCase.model_validate(
-        {
-            "case": case_id,
-            "base_url": "http://127.0.0.1:9/v1",  # never contacted
-            "api_key": "k",
-            "request": {},
-            "retry": {
-                "max_retries": 0,
-                "initial_delay_ms": 1,
-                "max_delay_ms": 1,
-                "jitter_ratio": 0,
-            },
-            "idle_timeout_s": 5.0,
-            "timeout_s": 5.0,
-        }
-    )
+    return unreachable_case(case_id, 5.0)
 
 
 class Counted:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+from unreachable_case import unreachable_case
 
 from conformance.adapters.base import CaseRun, PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
@@ -31,22 +32,7 @@ WAIT_S = 10.0  # how long a test waits for something that should happen at once
 
 
 def make_case(case_id: str) -> RunCase:
-    return RunCase.model_validate(
-        {
-            "case": case_id,
-            "base_url": "http://127.0.0.1:9/v1",  # never contacted
-            "api_key": "k",
-            "request": {},
-            "retry": {
-                "max_retries": 0,
-                "initial_delay_ms": 1,
-                "max_delay_ms": 1,
-                "jitter_ratio": 0,
-            },
-            "idle_timeout_s": TIMEOUT_S,
-            "timeout_s": TIMEOUT_S,
-        }
-    )
+    return unreachable_case(case_id, TIMEOUT_S)
 
 
 def delta(text: str = "a") -> TextDelta:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from retry_evidence import evidence, failed, ok, record, scenario, succeeded, verdict
 
+from conformance.adapters.thirdparty.retry_policies import openai_sdk
 from conformance.events import DeclaredRetryPolicy, Event
 from conformance.invariants.evidence import Evidence
 from conformance.invariants.judging import judge_evidence
@@ -14,17 +15,7 @@ from fakeprovider.build import http_error, stream
 from fakeprovider.registry import RequestRecord
 from fakeprovider.scenario import Scenario
 
-# openai-python's defaults, as its shims declare them.
-SDK = DeclaredRetryPolicy(
-    max_retries=2,
-    statuses=[408, 409, 429, "5xx"],
-    codes=["TRANSPORT", "TIMEOUT"],
-    backoff_min_s=0.375,
-    backoff_max_s=8.0,
-    retry_after=["retry-after-ms", "retry-after"],
-    retry_after_max_s=120.0,
-    should_retry_header=True,
-)
+SDK = openai_sdk()  # openai-python's defaults, as its shims declare them
 
 
 def judged(case: Evidence) -> dict[str, Verdict]:
