@@ -36,7 +36,13 @@ from conformance.adapters.reference import (
     declared_policy,
     parse_retry_after,
 )
-from conformance.events import MAX_DECLARED_WAIT_S, BlockEnd, Finish, RetryPolicy
+from conformance.events import (
+    MAX_DECLARED_WAIT_S,
+    BlockEnd,
+    DeclaredRetryPolicy,
+    Finish,
+    RetryPolicy,
+)
 from conformance.strategies import family_cases
 from fakeprovider.build import ABSENT, ScenarioBuilder, stream
 from fakeprovider.scenario import Scenario, StreamAttempt
@@ -265,18 +271,7 @@ def test_retry_decision_and_wait_agree(
 ) -> None:
     cap = policy.max_delay_ms
     retry_after_ms = data.draw(st.one_of(st.none(), st.floats(1e-3, 1e12), st.just(cap)))
-    for code in ALL_CODES:
-        for retries_done in range(policy.max_retries + 2):
-            failed = oracle.ExpectedAttempt(
-                retries_done + 1, "error", code, retry_after_ms=retry_after_ms
-            )
-            failure = Failure(code, "failed", retry_after_ms=retry_after_ms)
-            delay = decide_retry(policy, failure, retries_done, jitter_sample=sample)
-            decision = oracle.retry_decision(failed, policy, retries_done)
-            assert (decision == "retry") == (delay is not None), (code, retries_done)
-            if delay is not None:
-                bounds = oracle.wait_bounds(policy, failed, retries_done + 1)
-                assert bounds.lower_ms <= delay <= bounds.upper_ms
+    assert_decisions_agree(policy, policy, sample, retry_after_ms)
 
 
 # A declared wait is at most MAX_DECLARED_WAIT_S, jitter (at most doubling) included.
@@ -292,19 +287,32 @@ def test_the_reference_s_own_policy_and_its_declaration_agree(
     (seconds, not ms: a Retry-After exactly at the cap may round either way, so it is left
     out)."""
     assume(retry_after_ms is None or abs(retry_after_ms - policy.max_delay_ms) > 1e-6)
-    declared = declared_policy(policy)
+    # A relative 1e-9: the declaration is in seconds, the policy in ms.
+    assert_decisions_agree(policy, declared_policy(policy), sample, retry_after_ms, slack=1e-9)
+
+
+def assert_decisions_agree(
+    runs: RetryPolicy,
+    reads: RetryPolicy | DeclaredRetryPolicy,
+    sample: float,
+    retry_after_ms: float | None,
+    *,
+    slack: float = 0.0,
+) -> None:
+    """The reference running ``runs`` retries exactly where the oracle reading ``reads``
+    does, and waits within the oracle's bounds (widened by the relative ``slack``)."""
     for code in ALL_CODES:
-        for retries_done in range(policy.max_retries + 2):
+        for retries_done in range(runs.max_retries + 2):
             failed = oracle.ExpectedAttempt(
                 retries_done + 1, "error", code, retry_after_ms=retry_after_ms
             )
             failure = Failure(code, "failed", retry_after_ms=retry_after_ms)
-            delay = decide_retry(policy, failure, retries_done, jitter_sample=sample)
-            decision = oracle.retry_decision(failed, declared, retries_done)
+            delay = decide_retry(runs, failure, retries_done, jitter_sample=sample)
+            decision = oracle.retry_decision(failed, reads, retries_done)
             assert (decision == "retry") == (delay is not None), (code, retries_done)
             if delay is not None:
-                bounds = oracle.wait_bounds(declared, failed, retries_done + 1)
-                assert bounds.lower_ms * (1 - 1e-9) <= delay <= bounds.upper_ms * (1 + 1e-9)
+                bounds = oracle.wait_bounds(reads, failed, retries_done + 1)
+                assert bounds.lower_ms * (1 - slack) <= delay <= bounds.upper_ms * (1 + slack)
 
 
 @given(policies(), st.integers(1, 2000))
