@@ -8,10 +8,12 @@ loading: a plain scalar cut short by `` #``, which YAML reads as the start of a 
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -80,7 +82,26 @@ def load_fixture(path: str | Path) -> Scenario:
 
 
 def _read_fixture(path: Path) -> Fixture:
-    data, lines, warnings = _read(path)
+    text = _read_text(path)
+    if len(text) <= MAX_REMEMBERED_CHARS:
+        return _remembered_fixture(path, text)
+    return _fixture(path, text)
+
+
+MAX_REMEMBERED_CHARS = 64 * 1024
+"""Fixtures up to this size are parsed once per process for each text they have: the
+corpus is read again by every run, ``validate`` and pytest item collection, and parsing
+YAML in pure Python is most of what a small run costs. Keyed by path and text, so an
+edited file is parsed again."""
+
+
+@functools.lru_cache(maxsize=512)
+def _remembered_fixture(path: Path, text: str) -> Fixture:
+    return _fixture(path, text)
+
+
+def _fixture(path: Path, text: str) -> Fixture:
+    data, lines, warnings = _parse_fixture_text(path, text)
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
     problems = []
@@ -94,7 +115,7 @@ def _read_fixture(path: Path) -> Fixture:
         problems += [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
     if problems:
         raise FixtureError(problems)
-    return Fixture(path, scenario, lines, warnings)
+    return Fixture(path, scenario, MappingProxyType(lines), warnings)
 
 
 def fixture_files(root: str | Path) -> list[Path]:
@@ -177,7 +198,7 @@ def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> I
 _Lines = dict[Location, int]
 
 
-def _read(path: Path) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:
+def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_FIXTURE_BYTES:
@@ -188,11 +209,14 @@ def _read(path: Path) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:
                     )
                 ]
             )
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as error:
         raise FixtureError([FixtureProblem(path, "", error.strerror or str(error))]) from None
     except UnicodeDecodeError as error:
         raise FixtureError([FixtureProblem(path, "", f"not UTF-8 text ({error.reason})")]) from None
+
+
+def _parse_fixture_text(path: Path, text: str) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:
     try:
         node, data = _parse(text)
     except yaml.MarkedYAMLError as error:

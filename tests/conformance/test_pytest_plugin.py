@@ -7,9 +7,7 @@ write next to the fixtures, each with one deliberate deviation.
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import site
 import subprocess
 import sys
 import textwrap
@@ -543,50 +541,3 @@ def test_conformance_result_fixture(pytester: pytest.Pytester, corpus: Path) -> 
     result, _ = run(pytester, "-rs")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*no --conformance-adapter or --conformance-adapter-cmd*"])
-
-
-# --- acceptance: a fresh virtualenv ---------------------------------------------------------
-
-
-def fresh_venv(where: Path) -> Path:
-    """A venv with its own editable install of this checkout, that sees the test run's packages.
-
-    The running interpreter's site-packages (the dependencies ``scripts/test`` installed) are
-    put on the new venv's path by a ``.pth`` file: ``--system-site-packages`` would show the
-    *base* interpreter's packages instead, which a fresh machine does not have. pip builds the
-    editable wheel in an isolated environment (setuptools>=68 from the configured index).
-    """
-    venv = where / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    own = in_venv(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=where)
-    parent = "\n".join(site.getsitepackages())
-    (Path(own.stdout.strip()) / "_test_run_packages.pth").write_text(parent + "\n")
-    in_venv(python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT), cwd=where)
-    return python
-
-
-def in_venv(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
-    done = subprocess.run(
-        [str(python), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
-
-
-def test_fresh_virtualenv_runs_the_plugin(tmp_path: Path) -> None:
-    """`pytest --conformance-adapter=…` in a new venv where streamconform is installed."""
-    python = fresh_venv(tmp_path)
-    metadata = "import importlib.metadata as m; print(m.distribution('streamconform')._path)"
-    dist_info = in_venv(python, "-c", metadata, cwd=tmp_path).stdout.strip()
-    assert Path(dist_info).is_relative_to(python.parent.parent)  # the venv's own metadata
-    fixtures = tmp_path / "corpus"
-    fixtures.mkdir()
-    write_text_case(fixtures)
-
-    args = [f"--conformance-adapter={REFERENCE}", f"--conformance-fixtures={fixtures}"]
-    done = in_venv(python, "-m", "pytest", *NO_CACHE, *args, cwd=tmp_path)
-
-    assert f" {sum(cli_verdicts(fixtures).values())} passed" in done.stdout
-    assert "conformance " in done.stdout  # the items' location, as the progress line shows it

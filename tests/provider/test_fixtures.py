@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from conformance.options import bundled_fixtures
-from fakeprovider.fixtures import MAX_FIXTURE_BYTES, FixtureError, load_fixture, load_fixtures
+from fakeprovider.fixtures import (
+    MAX_FIXTURE_BYTES,
+    MAX_REMEMBERED_CHARS,
+    FixtureError,
+    load_fixture,
+    load_fixtures,
+)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -30,6 +36,30 @@ def test_bundled_fixtures_all_load() -> None:
 def test_id_defaults_to_file_stem(tmp_path: Path) -> None:
     path = write(tmp_path, "my-case.yaml", "attempts:\n  - fault: reset\n")
     assert load_fixture(path).id == "my-case"
+
+
+def test_a_file_is_parsed_once_per_text(tmp_path: Path) -> None:
+    # The corpus is read by every run and collection; an edit is read, the same text is not.
+    path = write(tmp_path, "case.yaml", "attempts:\n  - fault: reset\n")
+    first = load_fixture(path)
+    assert load_fixture(path) is first
+    write(tmp_path, "case.yaml", "attempts:\n  - fault: close\n")
+    edited = load_fixture(path)
+    assert edited is not first
+    assert edited.attempts != first.attempts
+    broken = write(tmp_path, "broken.yaml", "attempts: [\n")
+    for _ in range(2):  # a problem is found again, not remembered as a fixture
+        with pytest.raises(FixtureError):
+            load_fixture(broken)
+
+
+def test_a_large_file_is_parsed_each_time(tmp_path: Path) -> None:
+    note = "a" * MAX_REMEMBERED_CHARS  # only small files are kept in memory
+    path = write(tmp_path, "large.yaml", f"description: {note}\nattempts:\n  - fault: reset\n")
+    first = load_fixture(path)
+    assert first.description == note
+    again = load_fixture(path)
+    assert again == first and again is not first
 
 
 def test_misspelled_field_names_file_line_path_and_reason(tmp_path: Path) -> None:
