@@ -21,7 +21,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]  # the first test builds the venv
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.wheel,
+    pytest.mark.timeout(300),
+]  # the first test builds the venv
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "fakeprovider", "conformance")

@@ -13,6 +13,8 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.results import RunResult, reproducible_json
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
 

@@ -19,7 +19,7 @@ import pytest
 
 from conformance.results import RunResult, reproducible_json
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 GENERATED = 40
 RUN = [sys.executable, "-m", "conformance", "run", "--generate", str(GENERATED), "--seed", "7"]
 

@@ -28,6 +28,8 @@ from conformance.run.properties import breaches
 from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = load_fixtures([bundled_fixtures()])
 # In process, and a short case deadline: no_idle_timeout waits for it on the stall fixture.
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0)
@@ -51,7 +53,7 @@ def outcome() -> Outcome:
         own = load_python_adapter(OWN_POLICY, OPTIONS)
         # Each mutant runs only the cases that exercise its targets; all mutants at once.
         own_policy, rows = await asyncio.gather(
-            run_suite(own, FIXTURES, replace(OPTIONS, contract="interop")),
+            run_suite(own, FIXTURES, replace(OPTIONS, contract="interop"), jobs=8),
             run_mutants(FIXTURES, OPTIONS, baseline=reference, jobs=len(MUTANTS)),
         )
         return Outcome(reference, own_policy, {row.mutant: row for row in rows})

@@ -22,6 +22,8 @@ from text_case import write_text_case
 
 from conformance.cli import main as conformance_cli
 
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from conformance.results import RunResult
 from conformance.run.runner import run_suite
 from fakeprovider.fixtures import load_fixtures
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
 HELLO = Hello(protocol=1, name="watched", version="0", capabilities=Capabilities(deltas=True))
 TIMEOUT_S = 0.3

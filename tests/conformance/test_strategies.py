@@ -16,6 +16,8 @@ from conformance.strategies import family_cases
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Framing, Scenario, StreamAttempt
 
+pytestmark = pytest.mark.slow
+
 
 def oracle_of(scenario: Scenario) -> ExpectedOutcome:
     return expected_outcome(scenario, case_policy(DEFAULT_POLICY, scenario))
@@ -46,7 +48,7 @@ def features(scenario: Scenario) -> frozenset[str]:
 
 
 def test_shrinking_ends_at_a_plain_small_case() -> None:
-    # (The mutant tests check the size of shrunk failures too: test_properties.py.)
+    # (The mutant searches check the size of shrunk failures too: test_properties_find_mutants.py.)
     found = hypothesis.find(
         family_cases("E"),
         lambda scenario: "empty-stop" in features(scenario),

@@ -95,7 +95,10 @@ def assert_completed(result: CaseRun, case_id: str) -> None:
     assert all(e.case == case_id for e in result.events)
 
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc"),
+]
 
 
 def test_echo_adapter_completes_cases_and_close_reaps_it() -> None:

@@ -46,7 +46,7 @@ def current_verdicts() -> Verdicts:
 
     async def run() -> list[dict[str, RunResult]]:
         runs = (
-            run_judged(PythonAdapterSession(adapter), fixtures, options, CONTRACTS)
+            run_judged(PythonAdapterSession(adapter), fixtures, options, CONTRACTS, jobs=8)
             for adapter in adapters.values()
         )
         return list(await asyncio.gather(*runs))

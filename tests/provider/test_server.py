@@ -29,7 +29,7 @@ from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.server import ServerThread
 from fakeprovider.wire import MAX_STREAM_BODY_BYTES, encode_stream
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]
 
 TEXT_STEPS: list[Any] = [
     {"chunk": {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hé"}}]}},

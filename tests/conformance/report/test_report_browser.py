@@ -23,6 +23,8 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, 
 
 from conformance.report import write_reports
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 CHROMIUM = Path(os.environ.get("STREAMCONFORM_CHROMIUM", "/usr/bin/chromium"))
 INSTALLER = REPO / "scripts" / "install-chromium"
