@@ -10,6 +10,7 @@ name the server was bound to, and to names given explicitly (``*`` for any).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from collections.abc import Iterable
 
@@ -17,6 +18,19 @@ ANY_HOST = "*"
 """An allowed-host name that turns the check off."""
 LOCAL_NAME = "localhost"
 _WILDCARDS = ("", "0.0.0.0", "::")
+
+
+def url_host(host: str) -> str:
+    """The host to put in a URL for a server bound to ``host``: a wildcard bind is reached
+    on loopback, an IPv6 address goes in brackets."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).version == 6:
+            return f"[{host}]"
+    return host
 
 
 def is_loopback(host: str) -> bool:

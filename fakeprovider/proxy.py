@@ -29,6 +29,7 @@ import httpx
 from .errors import FakeProviderError
 from .fixtures import fixture_yaml
 from .forwarding import ForwardingError, forwarded_url, upstream_origin
+from .hosts import url_host
 from .listening import ListeningServer
 from .playback import request_model
 from .recording import (
@@ -170,7 +171,7 @@ class RecordingProxy(ListeningServer):
 
     @property
     def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"http://{url_host(self.host)}:{self.port}"
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         exchange = asyncio.current_task()

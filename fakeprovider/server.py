@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import struct
@@ -23,7 +22,7 @@ from typing import NamedTuple, Self
 import h11
 
 from .errors import FakeProviderError
-from .hosts import HostCheck
+from .hosts import HostCheck, url_host
 from .listening import ListeningServer
 from .playback import (
     DEFAULT_MODEL_PREFIX,
@@ -149,7 +148,7 @@ class FakeProviderServer(ListeningServer):
     @property
     def root_url(self) -> str:
         """``http://HOST:PORT``: the control API lives under it."""
-        return f"http://{_url_host(self.host)}:{self.port}"
+        return f"http://{url_host(self.host)}:{self.port}"
 
     def base_url(self, scenario_id: str) -> str:
         """The OpenAI ``base_url`` that plays ``scenario_id``."""
@@ -586,18 +585,6 @@ def _request(head: h11.Request, body: bytes) -> _Request:
         body=body,
         keep_alive=keep_alive,
     )
-
-
-def _url_host(host: str) -> str:
-    """The host to put in URLs: a wildcard bind is reached on loopback."""
-    if host in ("", "0.0.0.0"):
-        return "127.0.0.1"
-    if host == "::":
-        return "[::1]"
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).version == 6:
-            return f"[{host}]"
-    return host
 
 
 # --- a server on its own thread -----------------------------------------------------------

@@ -344,6 +344,21 @@ async def _send_raw(out_dir: Path, requests: list[bytes]) -> list[bytes]:
     return answers
 
 
+@pytest.mark.parametrize(("host", "shown"), [("::1", "[::1]"), ("127.0.0.1", "127.0.0.1")])
+def test_the_address_printed_for_a_proxy_is_a_usable_url(
+    tmp_path: Path, host: str, shown: str
+) -> None:
+    async def ask() -> tuple[str, int]:
+        async with RecordingProxy("http://127.0.0.1:9", tmp_path, host=host) as proxy:
+            async with httpx.AsyncClient(trust_env=False) as client:
+                answer = await client.post(f"{proxy.root_url}/v1/chat/completions", json={})
+            return proxy.root_url, answer.status_code
+
+    url, status = asyncio.run(ask())
+    assert url.startswith(f"http://{shown}:")
+    assert status == 502  # the proxy answered: its upstream is closed
+
+
 def test_a_second_session_numbers_on_and_never_overwrites(tmp_path: Path) -> None:
     _, first = _record("utf8-byte-split", tmp_path)
     assert first.fixture is not None
