@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..events import ReasoningBlock, TextBlock
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, has_feature, judge_attempts, same_outcome
-from .evidence import Evidence, ObservedAttempt, outcome_difference
+from .evidence import Evidence, ObservedAttempt, outcome_difference, texts, tool_calls
 from .registry import Judgement, breached, held, invariant, weaker
 
 WHATWG = (
@@ -80,7 +81,29 @@ def check_field_parsing(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("after-done"), same_outcome)
+    return judge_attempts(evidence, has_feature("after-done"), _nothing_read_past_done)
+
+
+def _nothing_read_past_done(
+    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+) -> Judgement | None:
+    """A difference is S4's when the caller still has all that came before [DONE]: reading on
+    adds to a reply, it takes nothing away. A reply that lost some of it (a reader that never
+    splits a CR line dispatches nothing at all) is the loss's owner's to report."""
+    found = same_outcome(seen, wanted, evidence)
+    if found is None or _kept_before_done(seen, wanted, evidence.capabilities.reasoning):
+        return found
+    return None
+
+
+def _kept_before_done(seen: ObservedAttempt, wanted: ExpectedAttempt, reasoning: bool) -> bool:
+    kinds = (TextBlock, ReasoningBlock) if reasoning else (TextBlock,)
+    for kind in kinds:
+        if not "".join(texts(seen.blocks, kind)).startswith("".join(texts(wanted.blocks, kind))):
+            return False
+    expected_calls = [(call.id, call.name) for call in tool_calls(wanted.blocks)]
+    seen_calls = [(call.id, call.name) for call in tool_calls(seen.blocks)]
+    return seen_calls[: len(expected_calls)] == expected_calls
 
 
 @invariant(

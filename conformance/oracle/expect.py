@@ -66,6 +66,9 @@ def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
             reading.done = True
             break
         reading.read_payload(payload)
+    if not reading.done:
+        # What follows a [DONE] the reading never reached is not S4's to judge.
+        reading.features.discard("after-done")
     if reading.failure is None and not reading.done:
         # A disconnect in a body without chunked coding is played, and read, as its close.
         flushed = sse_payloads(plan.body, flush=True)[len(payloads) :]

@@ -425,3 +425,52 @@ def test_a_call_the_wire_never_identified_handed_back_as_is_is_a_harness_gap_onl
     )
     assert {"T5", "T6"} <= set(failing(closed, "harness"))
     assert failing(closed, "interop") == []
+
+
+# --- S4 owns what reading past [DONE] does, not every loss on a body that goes on after it ---
+
+
+def _after_done(line_ending: str) -> Evidence:
+    return _built(
+        stream()
+        .framing(line_ending=line_ending)
+        .role()
+        .text("Hello")
+        .finish("stop")
+        .done()
+        .text(" again")
+        .done()
+    )
+
+
+def test_a_reader_that_reads_past_done_fails_s4() -> None:
+    def read_on(event: Event) -> list[Event]:
+        if isinstance(event, TextDelta):
+            return [event, TextDelta(index=event.index, text=" again")]
+        if isinstance(event, BlockEnd):
+            return [BlockEnd(index=event.index, block=TextBlock(text="Hello again"))]
+        return [event]
+
+    judged = judge_evidence(with_events(_after_done("lf"), read_on))
+    assert [id for id, found in judged.items() if found.verdict == "fail"] == ["S4"]
+    assert judged["S4"].reason == "attempt 1: text blocks ['Hello again'], expected ['Hello']"
+
+
+def test_a_cr_stream_that_dispatched_nothing_is_s1_s_though_data_follows_done() -> None:
+    """A reader that splits lines on LF alone sees no event on a CR stream: it lost what came
+    before [DONE], which reading on never does."""
+    case = _after_done("cr")
+    nothing = dataclasses.replace(
+        case, events=(Finish(reason="error", code="STREAM_CLOSED"), End())
+    )
+    judged = judge_evidence(nothing)
+    assert [id for id, found in judged.items() if found.verdict == "fail"] == ["S1"]
+    assert judged["S4"].verdict == "pass"
+
+
+def test_data_after_a_done_the_reading_never_reaches_is_not_judged() -> None:
+    """A payload that fails the attempt before [DONE] ends the reading: S4 has nothing to say."""
+    malformed = stream().role().text("Hi").raw("not json").done().text(" again").done()
+    case = _built(malformed)
+    assert "after-done" not in case.expected.attempts[0].features
+    assert "S4" not in verdicts(case)
