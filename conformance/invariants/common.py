@@ -14,20 +14,30 @@ Compare = Callable[[ObservedAttempt, ExpectedAttempt, Evidence], str | Judgement
 
 
 def judge_attempts(
-    evidence: Evidence, applies: Applies, compare: Compare, *, every_reading: bool = False
+    evidence: Evidence,
+    applies: Applies,
+    compare: Compare,
+    *,
+    every_reading: bool = False,
+    content: bool = False,
 ) -> Judgement | None:
     """Compare every attempt the invariant applies to; None when none applies.
 
     ``compare`` returns a problem (str), a judgement, or None when the attempt is fine. An
     attempt the adapter read another way the spec allows is left out, unless the invariant
-    judges that very reading (``every_reading``). Of the attempts' breaches the first
-    counts, a weaker one only when no other is found, and one in an aspect the case
-    contests only when none of its judged aspects is breached.
+    judges that very reading (``every_reading``). An invariant of what a successful attempt
+    holds (``content``) leaves out an attempt that failed where success was expected: its
+    missing text or usage follows from the failure, which C5 or the failure's own invariant
+    reports. Of the attempts' breaches the first counts, a weaker one only when no other is
+    found, and one in an aspect the case contests only when none of its judged aspects is
+    breached.
     """
     relevant = [
         (seen, wanted)
         for seen, wanted in evidence.pairs()
-        if applies(wanted) and (every_reading or not other_reading(seen, wanted))
+        if applies(wanted)
+        and (every_reading or not other_reading(seen, wanted))
+        and not (content and wanted.success and seen.failed)
     ]
     if not relevant:
         return None

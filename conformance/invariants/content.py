@@ -46,7 +46,7 @@ def _text_equal(kind: type[TextBlock | ReasoningBlock], label: str) -> Compare:
     ),
 )
 def check_text_assembly(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, _success, _text_equal(TextBlock, "text"))
+    return judge_attempts(evidence, _success, _text_equal(TextBlock, "text"), content=True)
 
 
 @invariant(
@@ -64,7 +64,9 @@ def check_text_assembly(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, _success, _text_equal(ReasoningBlock, "reasoning"))
+    return judge_attempts(
+        evidence, _success, _text_equal(ReasoningBlock, "reasoning"), content=True
+    )
 
 
 @invariant(
@@ -97,7 +99,9 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
         aspect: Aspect = "arguments" if len(got) == len(expected) else "tool-calls"
         return breached(f"arguments {got!r}, expected {expected!r}", aspect)
 
-    return judge_attempts(evidence, lambda w: w.success and bool(tool_calls(w.blocks)), compare)
+    return judge_attempts(
+        evidence, lambda w: w.success and bool(tool_calls(w.blocks)), compare, content=True
+    )
 
 
 @invariant(
@@ -129,7 +133,7 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
             return usage_difference(seen.usages[-1], as_sent) and problem
         return problem
 
-    return judge_attempts(evidence, lambda w: w.usage is not None, compare)
+    return judge_attempts(evidence, lambda w: w.usage is not None, compare, content=True)
 
 
 @invariant(

@@ -8,8 +8,10 @@ together (INVARIANTS.md, "Contracts"):
 - a finding marked as a root cause (an attempt that crashed, a retry layer that hid a spent
   budget) makes every other breach of the case a consequence, ``n/a`` with a pointer;
 - a difference several invariants see is reported by the narrowest: a wire feature's own
-  invariant before the framing ones, those before the general content checks, and the
-  catch-alls (Q1, R8) only when nobody else found it;
+  invariant before the framing ones, those before the general content checks (and T6, the
+  boundary any lost identity crosses), and the catch-alls (Q1, R8) only when nobody else
+  found it; invariants of one rank that report the very same difference (one stream that
+  has two of their features) report it once, under the one whose verdict weighs most;
 - the level under the contract turns a breach into a verdict: MUST → fail, SHOULD →
   non-strict (fail with ``strict``), INFO → info; on an ambiguous quirk, a breach in an
   aspect of the outcome the quirk contests (INVARIANTS.md §Q) is recorded as info, and
@@ -28,10 +30,11 @@ from .registry import CATALOGUE, Invariant, Judgement
 # Where one cause shows under several invariants, the narrowest owns it. A breach of any
 # invariant not listed here (one that judges a wire feature: an error frame, an unidentified
 # call, a reset, a retry decision, the event grammar…) makes the breaches of the tiers below
-# consequences; a framing invariant does the same for the general content checks; the
-# catch-alls report only a difference nobody else found.
+# consequences; a framing invariant does the same for the general content checks (T6 among
+# them: it sees any identity lost, whichever reading lost it); the catch-alls report only a
+# difference nobody else found.
 FRAMING = ("S1", "S2", "S3")
-GENERAL = ("C1", "C2", "C3", "C4", "C5")
+GENERAL = ("C1", "C2", "C3", "C4", "C5", "T6")
 CATCH_ALL = ("Q1", "R8")
 _TIERS = (FRAMING, GENERAL, CATCH_ALL)
 # Aspects no outcome difference follows from (nulls in events, one request per attempt, the
@@ -57,10 +60,13 @@ def judge_evidence(evidence: Evidence, *, strict: bool = False) -> dict[str, Fin
     }
     if evidence.status != "completed":
         return _did_not_complete(evidence, judged)
-    explained = _explained(evidence, judged)
+    verdicts = {
+        id: invariant.verdict(judgement, evidence, strict=strict)
+        for id, (invariant, judgement) in judged.items()
+    }
+    explained = _explained(evidence, judged, {id: found[0] for id, found in verdicts.items()})
     findings: dict[str, Finding] = {}
-    for id, (invariant, judgement) in judged.items():
-        verdict, reason = invariant.verdict(judgement, evidence, strict=strict)
+    for id, (verdict, reason) in verdicts.items():
         if id in explained and verdict != "n/a":
             verdict, reason = "n/a", explained[id]
         findings[id] = Finding(verdict, reason)
@@ -78,7 +84,9 @@ def _did_not_complete(
 
 
 def _explained(
-    evidence: Evidence, judged: Mapping[str, tuple[Invariant, Judgement]]
+    evidence: Evidence,
+    judged: Mapping[str, tuple[Invariant, Judgement]],
+    verdicts: Mapping[str, Verdict],
 ) -> dict[str, str]:
     """The breaches that are consequences of another one, with the invariant that owns it."""
     # A breach only recorded (in an aspect the quirk contests) is not one of them.
@@ -93,8 +101,10 @@ def _explained(
     if roots:
         return {id: f"a consequence of {roots[0]}" for id in breaches if id != roots[0]}
     tiered = (*FRAMING, *GENERAL, *CATCH_ALL, *INDEPENDENT)
-    owners = [id for id in breaches if id not in tiered]
     explained: dict[str, str] = {}
+    owners = _reported_once(
+        [id for id in breaches if id not in tiered], judged, verdicts, explained
+    )
     for tier in _TIERS:
         found = [id for id in breaches if id in tier]
         if owners:
@@ -105,5 +115,34 @@ def _explained(
             explained |= {id: f"reported under {found[0]}" for id in found[1:]}
             owners = found[:1]
         else:
-            owners = found
+            owners = _reported_once(found, judged, verdicts, explained)
     return explained
+
+
+_WEIGHT: Mapping[Verdict, int] = {"fail": 3, "non-strict": 2, "info": 1}
+
+
+def _reported_once(
+    ids: list[str],
+    judged: Mapping[str, tuple[Invariant, Judgement]],
+    verdicts: Mapping[str, Verdict],
+    explained: dict[str, str],
+) -> list[str]:
+    """Of breaches of one rank, those that report a difference of their own. Two that report
+    the very same one (a stream with both their features, read wrong once) report it under
+    the one whose verdict weighs most, the first in the catalogue among equals: the other is
+    added to ``explained``."""
+    reporter: dict[str, str] = {}
+    for id in sorted(ids, key=lambda id: -_WEIGHT.get(verdicts[id], 0)):
+        if judged[id][0].family in _READING_FAMILIES:
+            reporter.setdefault(judged[id][1].reason, id)
+    for id in ids:
+        first = reporter.get(judged[id][1].reason, id)
+        if first != id and judged[id][0].family in _READING_FAMILIES:
+            explained[id] = f"reported under {first}"
+    return [id for id in ids if id not in explained]
+
+
+# How the stream was read. A retry decision is judged by several rules on purpose (R1 the
+# decision, R3 a case that removes a code...), each reporting the decision it covers.
+_READING_FAMILIES = frozenset({"S", "T", "E", "C"})
