@@ -417,11 +417,16 @@ def _too_late(wait: Wait, upper_ms: float, allowed: float) -> str | None:
 
 
 def _judge_waits(evidence: Evidence, basis: Literal["backoff", "retry-after"]) -> Judgement:
-    """Every measured wait of the given basis within its :func:`tolerated_range`."""
+    """Every measured wait of the given basis within its :func:`tolerated_range`. A retry past
+    the policy's budget has no wait to keep: that it was made at all is R2's."""
+    budget = evidence.judged_policy.max_retries if evidence.judged_policy is not None else 0
     measured = [
         wait
         for wait in waits(evidence)
-        if wait.bounds is not None and wait.bounds.source == basis and wait.measured_ms is not None
+        if wait.bounds is not None
+        and wait.bounds.source == basis
+        and wait.measured_ms is not None
+        and wait.retry <= budget
     ]
     if not measured:
         return held("no such retry reached the provider")

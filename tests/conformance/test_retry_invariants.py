@@ -155,6 +155,17 @@ def test_r5_judges_the_gap_between_attempts(gap_ms: float, ended: HowEnded, expe
     assert verdict("R5", case) == expected
 
 
+def test_a_retry_past_the_budget_is_r2_s_and_its_wait_is_not_judged() -> None:
+    """The request that should not exist has no wait to keep: judging it too would count
+    one overrun twice."""
+    built = scenario(http_error(500), policy={**BACKOFF, "max_retries": 1})
+    events = failed("SERVER", retry_ms=100) + failed("SERVER", retry_ms=100, attempt=2)
+    in_time = [record(1, 0, 10), record(2, 110, 120)]
+    overrun = evidence(built, [*events, *failed("SERVER")], [*in_time, record(3, 121, 130)])
+    assert verdict("R2", overrun) == "fail"
+    assert verdict("R5", overrun) == "pass"  # the one retry within the budget waited well
+
+
 @pytest.mark.parametrize("ended", ["complete", "stalled"])
 def test_r5_passes_exactly_the_waits_in_its_tolerated_range(ended: HowEnded) -> None:
     built = scenario(http_error(500), ok(), policy=BACKOFF)
