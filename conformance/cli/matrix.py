@@ -34,10 +34,13 @@ from ..report.compatibility import (
     LOST_TITLE,
     RETRY_PROFILE_TAG,
     RETRY_TITLE,
+    TODO_NOTE,
+    TODO_TITLE,
     Column,
     gaps_table,
     lost_table,
     render_compatibility,
+    todo_table,
 )
 from ..report.retry_layers import retry_sections
 from ..results import RunResult
@@ -213,6 +216,7 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
     for result, link in runs:
         write_reports(result, directory / link.removesuffix("/index.html"))
     tables = [
+        MatrixTable(TODO_TITLE, TODO_NOTE, *todo_table(columns)),
         MatrixTable(LOST_TITLE, LOST_NOTE, *lost_table(columns)),
         MatrixTable(GAPS_TITLE, GAPS_NOTE, *gaps_table(columns)),
     ]

@@ -844,6 +844,21 @@ def _todo_row(item: ToDo) -> tuple[str, ...]:
     return (item.cause.cause, shown, link)
 
 
+def todo_table(columns: Sequence[Column]) -> Table:
+    """Every library's to-do lines, the library first (the HTML matrix has one table)."""
+    rows = tuple(
+        (
+            column.name,
+            item.cause.cause if item.cause else f"cause not yet written: {_shortened(item.lost)}",
+            ", ".join(item.cases),
+            item.upstream,
+        )
+        for column in columns
+        for item in _to_do(column)
+    )
+    return ("library", *_TODO_HEADER), rows
+
+
 def _shortened(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

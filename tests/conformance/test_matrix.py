@@ -93,6 +93,9 @@ def test_render_writes_the_matrix_page_and_the_summary(saved: Path) -> None:
     page = (saved / "index.html").read_text()
     for section in ("Meaning lost (interop contract)", "Contract gaps (harness contract only)"):
         assert section in page
+    # The maintainer's to-do comes first, as in the summary: openai's one lost case.
+    todo = page.split("Maintainer&#39;s to-do (interop contract)")[1].split("Meaning lost")[0]
+    assert "tool-name-repeated" in todo and "litellm-hosted-vllm" not in todo
     assert "Retry layers (R judged): R verdicts" in page and "http-429-forever" in page
     assert "interop contract" in page and "harness contract" in page  # the column headers
     assert "interop INFO" in page  # E1's level under the other contract, beside MUST
