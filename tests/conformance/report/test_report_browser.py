@@ -21,7 +21,7 @@ import pytest
 import report_builders as build
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, sync_playwright
 
-from conformance.report import write_reports
+from conformance.report import render_matrix, write_reports
 
 pytestmark = pytest.mark.slow
 
@@ -283,3 +283,20 @@ def test_browser_tests_skip_with_the_installers_warning(
     assert message.startswith("SKIPPED, NOT PASSED: ")
     assert "!!! WARNING: Chromium is not installed" in message
     assert "(no apt-get on PATH)" in message
+
+
+def test_a_matrix_of_many_columns_keeps_its_statements_readable(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """14 libraries under two contracts: the table scrolls sideways, the statements do not
+    shrink to a letter per line."""
+    columns = [(build.hostile_result(), f"column-{n}/index.html") for n in range(28)]
+    page_file = tmp_path / "index.html"
+    page_file.write_text(render_matrix(columns), encoding="utf-8")
+    page, watch = open_report(browser, page_file.as_uri())
+    statement = page.locator("td.statement").first.bounding_box()
+    assert statement is not None and statement["width"] >= 250, statement
+    wrap = "document.querySelector('.table-wrap')"
+    assert page.evaluate(f"{wrap}.scrollWidth > {wrap}.clientWidth")  # it scrolls instead
+    assert watch.console_errors == [] and watch.page_errors == []
+    page.context.close()
