@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..verdicts import Verdict
+from ..verdicts import BY_SEVERITY, Verdict
 from .evidence import Evidence
 from .registry import CATALOGUE, Invariant, Judgement
 
@@ -64,7 +64,7 @@ def judge_evidence(evidence: Evidence, *, strict: bool = False) -> dict[str, Fin
         id: invariant.verdict(judgement, evidence, strict=strict)
         for id, (invariant, judgement) in judged.items()
     }
-    explained = _explained(evidence, judged, {id: found[0] for id, found in verdicts.items()})
+    explained = _explained(evidence, judged, verdicts)
     findings: dict[str, Finding] = {}
     for id, (verdict, reason) in verdicts.items():
         if id in explained and verdict != "n/a":
@@ -86,7 +86,7 @@ def _did_not_complete(
 def _explained(
     evidence: Evidence,
     judged: Mapping[str, tuple[Invariant, Judgement]],
-    verdicts: Mapping[str, Verdict],
+    verdicts: Mapping[str, tuple[Verdict, str]],
 ) -> dict[str, str]:
     """The breaches that are consequences of another one, with the invariant that owns it."""
     # A breach only recorded (in an aspect the quirk contests) is not one of them.
@@ -119,27 +119,23 @@ def _explained(
     return explained
 
 
-_WEIGHT: Mapping[Verdict, int] = {"fail": 3, "non-strict": 2, "info": 1}
-
-
 def _reported_once(
     ids: list[str],
     judged: Mapping[str, tuple[Invariant, Judgement]],
-    verdicts: Mapping[str, Verdict],
+    verdicts: Mapping[str, tuple[Verdict, str]],
     explained: dict[str, str],
 ) -> list[str]:
-    """Of breaches of one rank, those that report a difference of their own. Two that report
-    the very same one (a stream with both their features, read wrong once) report it under
-    the one whose verdict weighs most, the first in the catalogue among equals: the other is
-    added to ``explained``."""
+    """Of breaches of one rank, those that report a difference of their own. Two reading
+    invariants that report the very same one (a stream with both their features, read wrong
+    once) report it under the one whose verdict is most severe, the first in the catalogue
+    among equals: the other is added to ``explained``."""
+    readings = [id for id in ids if judged[id][0].family in _READING_FAMILIES]
     reporter: dict[str, str] = {}
-    for id in sorted(ids, key=lambda id: -_WEIGHT.get(verdicts[id], 0)):
-        if judged[id][0].family in _READING_FAMILIES:
-            reporter.setdefault(judged[id][1].reason, id)
-    for id in ids:
-        first = reporter.get(judged[id][1].reason, id)
-        if first != id and judged[id][0].family in _READING_FAMILIES:
-            explained[id] = f"reported under {first}"
+    for id in sorted(readings, key=lambda id: BY_SEVERITY.index(verdicts[id][0])):
+        reporter.setdefault(judged[id][1].reason, id)
+    for id in readings:
+        if reporter[judged[id][1].reason] != id:
+            explained[id] = f"reported under {reporter[judged[id][1].reason]}"
     return [id for id in ids if id not in explained]
 
 

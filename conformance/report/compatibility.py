@@ -839,20 +839,21 @@ def _todo_counts(name: str, items: Sequence[ToDo]) -> tuple[str, ...]:
 def _todo_row(item: ToDo) -> tuple[str, ...]:
     shown = ", ".join(f"`{case}`" for case in item.cases)
     if item.cause is None:
-        return (f"*cause not yet written*: {_shortened(item.lost)}", shown, "")
+        return (_todo_cause(item, emphasis="*"), shown, "")
     link = f"[{item.cause.upstream_label}]({item.upstream})" if item.upstream else ""
     return (item.cause.cause, shown, link)
+
+
+def _todo_cause(item: ToDo, emphasis: str = "") -> str:
+    if item.cause is None:
+        return f"{emphasis}cause not yet written{emphasis}: {_shortened(item.lost)}"
+    return item.cause.cause
 
 
 def todo_table(columns: Sequence[Column]) -> Table:
     """Every library's to-do lines, the library first (the HTML matrix has one table)."""
     rows = tuple(
-        (
-            column.name,
-            item.cause.cause if item.cause else f"cause not yet written: {_shortened(item.lost)}",
-            ", ".join(item.cases),
-            item.upstream,
-        )
+        (column.name, _todo_cause(item), ", ".join(item.cases), item.upstream)
         for column in columns
         for item in _to_do(column)
     )
