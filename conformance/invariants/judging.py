@@ -9,7 +9,11 @@ together (INVARIANTS.md, "Contracts"):
   ``n/a``;
 - a finding marked as a root cause (an attempt that crashed, a retry layer that hid a spent
   budget) makes every other breach of the case a consequence, ``n/a`` with a pointer;
-- a difference several invariants see is reported by the narrowest: a wire feature's own
+- a framed case whose framing is in question (it fails under S1-S3 and another invariant)
+  is judged beside its plain-framed twin (``control``): S1-S3 own what the twin does not
+  show, and what it shows too is ranked without them (INVARIANTS.md v1.2, "Who owns a
+  difference");
+- otherwise a difference several invariants see is reported by the narrowest: a wire feature's own
   invariant before the framing ones, those before the general content checks (and T6, the
   boundary any lost identity crosses), and the catch-alls (Q1, R8) only when nobody else
   found it; invariants of one rank that report the very same difference (one stream that
