@@ -84,6 +84,7 @@ class ConformanceError(Exception):
 
     ConformanceError
       + EventDecodeError (ValueError)          events: a protocol line that is no known message
+        + EventFieldError                      events: a known event with an invalid field
       + RetryPolicyError (ValueError)          options: a scenario's retry_policy does not fit
       + AdapterLoadError                       adapters.base: an adapter cannot be started
       + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk

@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -40,6 +41,16 @@ FinishReason = Literal["stop", "tool-calls", "max-tokens", "error", "aborted"]
 
 class EventDecodeError(ConformanceError, ValueError):
     """A protocol line that is not valid JSON or not a known, well-formed message."""
+
+
+class EventFieldError(EventDecodeError):
+    """A readable event of a known type with a field that fails validation (a numeric tool
+    call id, object arguments): ``field`` names it, ``tool-call-delta.id``, and the
+    invariant of that field owns it rather than the stream grammar."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class WireModel(BaseModel):
@@ -137,14 +148,16 @@ class Usage(EventBase):
 class Finish(EventBase):
     type: Literal["finish"] = "finish"
     reason: FinishReason
-    code: str | None = None
+    # Checked when absent too: a missing code is the code's fault, not the event's.
+    code: str | None = Field(default=None, validate_default=True)
     message: str | None = None
 
-    @model_validator(mode="after")
-    def _error_has_code(self) -> "Finish":
-        if self.reason == "error" and not self.code:
+    @field_validator("code")
+    @classmethod
+    def _error_has_code(cls, code: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("reason") == "error" and not code:
             raise ValueError("a finish with reason 'error' requires a non-empty code")
-        return self
+        return code
 
 
 class Retry(EventBase):
@@ -316,16 +329,41 @@ def dump_event(event: WireModel) -> str:
 
 
 def parse_event_line(line: str | bytes) -> Event:
-    """Decode one adapter -> suite event line; raise EventDecodeError if it is not one."""
-    payload = _load_object(line)
-    kind = payload.get("type")
+    """Decode one adapter -> suite event line; raise EventDecodeError if it is not one
+    (EventFieldError if it is a known event with a field that fails validation)."""
+    return _validated(_load_object(line))
+
+
+def validate_event(payload: Any) -> Event:
+    """The event whose JSON form (decoded, or built by a Python adapter) is ``payload``,
+    within the bounds; raise EventDecodeError if it is none (EventFieldError as above)."""
+    check_bounds(payload)
+    return _validated(payload)
+
+
+def _validated(payload: Any) -> Event:
     try:
         return _EVENT_ADAPTER.validate_python(payload)
     except ValidationError as error:
-        if error.errors()[0]["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        first = error.errors()[0]
+        if first["type"] in ("union_tag_invalid", "union_tag_not_found", "model_attributes_type"):
             raise EventDecodeError(f"unknown event type {kind!r}") from error
         # Drop the leading location, the union tag, which repeats the event type.
-        raise EventDecodeError(f"invalid {kind!r} event: {_summarise(error, skip=1)}") from error
+        message = f"invalid {kind!r} event: {_summarise(error, skip=1)}"
+        field = _field_path(first["loc"][1:])
+        if field:
+            raise EventFieldError(message, f"{kind}.{field}") from error
+        raise EventDecodeError(message) from error
+
+
+def _field_path(location: tuple[int | str, ...]) -> str:
+    """``block.id`` for the location ``block, tool-call, id``: the block's union tag, which
+    repeats its type, left out."""
+    parts = [str(part) for part in location]
+    if parts[:1] == ["block"] and len(parts) > 2:
+        del parts[1]
+    return ".".join(parts)
 
 
 def parse_hello_line(line: str | bytes) -> Hello:

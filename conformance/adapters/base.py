@@ -31,10 +31,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from ..codes import ConformanceError
-from ..events import End, Event, EventBase, EventDecodeError, Hello, RunCase, Thrown, check_bounds
+from ..events import (
+    End,
+    Event,
+    EventBase,
+    EventDecodeError,
+    EventFieldError,
+    Hello,
+    RunCase,
+    Thrown,
+    check_bounds,
+    validate_event,
+)
 from ..verdicts import CaseStatus
 from .case_log import MAX_CASE_BYTES, MAX_EVENTS_PER_CASE, CaseLog
 from .watchdog import AdapterLoop, CaseOutlet
@@ -55,6 +66,9 @@ class CaseRun:
     detail: str = ""
     stderr: str = ""  # a subprocess's stderr, or the traceback a Python adapter raised
     kept_bytes: int = 0  # the size of ``events`` as JSON lines (the runner's per-run cap)
+    # A protocol error in a readable event: the field that failed validation
+    # (``tool-call-delta.id``); its invariant owns the case's failure.
+    invalid_field: str | None = None
 
 
 class AdapterSession(Protocol):
@@ -177,6 +191,7 @@ class PythonAdapterSession:
             detail=log.detail(),
             stderr=outlet.stderr,
             kept_bytes=log.kept_bytes,
+            invalid_field=log.invalid_field,
         )
 
     async def _produce(self, case: RunCase, kwargs: dict[str, Any], outlet: CaseOutlet) -> None:
@@ -247,7 +262,12 @@ def _as_text(message: str) -> str:
 
 
 class _ProtocolError(ConformanceError):
-    """An item a Python adapter yielded that is not an event."""
+    """An item a Python adapter yielded that is not an event; ``field`` names the field
+    that failed validation in an event of a known type."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def _as_event(item: object) -> Event:
@@ -255,12 +275,11 @@ def _as_event(item: object) -> Event:
     # A model built with `code=None` sends no JSON null: G8 judges wire JSON only.
     data = item.model_dump(exclude_none=True) if isinstance(item, EventBase) else item
     try:
-        check_bounds(data)  # before anything prints or stores it
-        return _EVENTS.validate_python(data)
+        return validate_event(data)  # bounds first: before anything prints or stores it
+    except EventFieldError as error:
+        raise _ProtocolError(f"not an event: {error}: {item!r:.200}", error.field) from error
     except EventDecodeError as error:
         raise _ProtocolError(f"not an event: {error}") from error
-    except ValidationError as error:
-        raise _ProtocolError(f"not an event: {item!r:.200}") from error
 
 
 def _keep(outlet: CaseOutlet, item: object) -> bool:
@@ -297,7 +316,7 @@ def _record_end(error: BaseException | None, outlet: CaseOutlet) -> None:
     unless the adapter sent it or the case is already a protocol error."""
     log = outlet.log
     if isinstance(error, _ProtocolError):
-        log.fail("protocol-error", str(error))
+        log.fail("protocol-error", str(error), invalid_field=error.field)
     elif isinstance(error, Exception):  # the adapter raised: that is its outcome, not ours
         thrown = Thrown(message=_as_text(f"{type(error).__name__}: {error}"))
         log.add(thrown, _size(thrown))

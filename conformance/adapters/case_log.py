@@ -30,13 +30,16 @@ class CaseLog:
     kept_bytes: int = 0  # the kept events' size as JSON lines
     status: CaseStatus = "completed"
     overflowed: bool = False  # past a cap: nothing but `end` is kept any more
+    # The first failure is a readable event's field that failed validation: which one.
+    invalid_field: str | None = None
     _first_detail: str = field(default="", init=False)
     _more_protocol_errors: int = field(default=0, init=False)
     _then: str = field(default="", init=False)
 
-    def fail(self, status: CaseStatus, detail: str) -> None:
+    def fail(self, status: CaseStatus, detail: str, *, invalid_field: str | None = None) -> None:
         if self.status == "completed":
             self.status, self._first_detail = status, detail
+            self.invalid_field = invalid_field
         elif status == "protocol-error":
             self._more_protocol_errors += 1
         else:  # a timeout or crash after a protocol error: keep both in the detail

@@ -24,6 +24,7 @@ from ..events import (
     PROTOCOL_VERSION,
     End,
     EventDecodeError,
+    EventFieldError,
     Hello,
     RunCase,
     parse_event_line,
@@ -206,6 +207,7 @@ class SubprocessAdapterSession:
             detail=log.detail(),
             stderr=process.stderr.since(mark),
             kept_bytes=log.kept_bytes,
+            invalid_field=log.invalid_field,
         )
 
     async def _retire(self, slot: _Slot, process: _AdapterProcess, *, exit_wait_s: float) -> str:
@@ -238,6 +240,9 @@ async def _read_case(process: _AdapterProcess, log: CaseLog) -> None:
             continue
         try:
             event = parse_event_line(line)
+        except EventFieldError as error:
+            log.fail("protocol-error", f"{error}: {_quote(line)}", invalid_field=error.field)
+            continue
         except EventDecodeError as error:
             log.fail("protocol-error", f"{error}: {_quote(line)}")
             continue

@@ -107,6 +107,9 @@ class Evidence:
     requests: tuple[RequestRecord, ...] = ()
     status: CaseStatus = "completed"
     detail: str = ""  # why the case is not `completed`
+    # A protocol error in a readable event: the field that failed validation
+    # (``tool-call-delta.id``), whose invariant owns the case's failure.
+    invalid_field: str | None = None
     contract: Contract = "harness"  # checkers with an aspect the interop contract only records
     timeout_s: float | None = None  # the case's bound, retries included
     # The policy the adapter runs instead of the case's (its hello's `retry_policy`); with

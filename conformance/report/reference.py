@@ -35,6 +35,31 @@ fixture, how many those are and the ones tagged as provoking it most. Then the
 [the fixture format](../conformance/fixtures/README.md) for the tags.
 """
 
+# How the verdicts of one case are taken together (conformance.invariants.judging): the
+# rules a reader needs to know which invariant a failure is filed under.
+_OWNERSHIP = """\
+## Who owns a failure
+
+A case's verdicts are judged together, and a difference is reported once, under the
+invariant that owns it; the others are `n/a` with a pointer to it. What differs decides:
+
+- **A case that did not complete** gets one status verdict: H4 for a stall the adapter
+  never timed out; for an event of a known type with a field that fails validation, the
+  invariant of that field, the field named (`id`/`name` T1, `arguments` C3, finish `code`
+  and `reason` C5, text C1, reasoning C2, usage C4); G1 for crashes and lines that are no
+  readable event.
+- **Framing** (S1-S3): a case with framing features (CR or CRLF line ends, write splits,
+  comments, fields, a BOM, `data:` without a space, multi-line data) that fails under S1-S3
+  and another invariant is run once more with plain framing. If that twin passes, S1-S3
+  own the difference and the other breaches are its consequences; what the twin shows
+  too is judged without S1-S3, which are not blamed. A passing adapter never runs a twin.
+- **Otherwise the narrowest reports it**: a wire feature's own invariant, then framing
+  S1-S3, then the general content checks C1-C5 and T6, then the catch-alls Q1 and R8.
+- **Ties** (one difference two invariants of one rank see) go to the heavier verdict,
+  then to the first in the documented order G, C, T, E, S, H, R, Q: in a run and in the
+  headline of a shrunk `conformance fuzz` failure alike.
+"""
+
 
 def _cell(text: str) -> str:
     """``text`` safe inside a Markdown table cell."""
@@ -86,7 +111,7 @@ def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
 def render_invariant_reference() -> str:
     """The Markdown text of ``docs/invariants.md``: every invariant, then every quirk."""
     scenarios = sorted(load_fixtures([bundled_fixtures()]), key=lambda scenario: scenario.id)
-    lines = [_HEADER]
+    lines = [_HEADER, _OWNERSHIP]
     family = ""
     for invariant_id in sorted(CATALOGUE, key=reading_order):
         if family_of(invariant_id) != family:

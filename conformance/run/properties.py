@@ -31,6 +31,7 @@ from fakeprovider.wire import encode_stream, error_body
 
 from ..codes import ConformanceError
 from ..invariants import CATALOGUE
+from ..invariants.judging import documented_order
 from ..results import CaseResult
 from ..strategies import FAMILY_SHAPES, family_cases
 from ..strategies.profiles import PROFILES, register_profiles
@@ -83,9 +84,11 @@ def breaches(result: CaseResult, invariants: Iterable[str] | None = None) -> tup
     that owns its root cause (a crash while fuzzing tool calls is G1's, not T4's); or, where
     ``invariants`` names targets (a mutant's), each target caught, non-strict on a SHOULD
     included."""
+    # The headline is the first: the documented order breaks ties, as it does in a run.
+    completed, verdicts = result.status == "completed", result.verdicts
     found = [
-        Breach(name, result.case, verdict.verdict, verdict.reason, result.status == "completed")
-        for name, verdict in result.verdicts.items()
+        Breach(name, result.case, verdicts[name].verdict, verdicts[name].reason, completed)
+        for name in documented_order(verdicts)
     ]
     if invariants is None:
         return tuple(breach for breach in found if breach.verdict == "fail")

@@ -22,7 +22,7 @@ from ..adapters.case_log import byte_count
 from ..events import Hello, RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
-from ..invariants.judging import judge_evidence
+from ..invariants.judging import framing_in_question, judge_evidence
 from ..invariants.retry import tolerated_range
 from ..invariants.waits import Wait, waits
 from ..options import RunOptions, case_policy, default_request
@@ -35,7 +35,8 @@ from ..results import (
     RunResult,
     suite_version,
 )
-from ..verdicts import Contract
+from ..verdicts import CONTRACTS, Contract
+from .control import plain_twin
 from .estimate import estimated_duration_s, longest_first
 from .provider import Provider, session_provider
 from .schedule import CaseSchedule, run_scheduled
@@ -57,11 +58,14 @@ def effective_policy(
     return policy.model_copy(update={"max_retries": 0})
 
 
-def judge(evidence: Evidence, *, strict: bool) -> dict[str, InvariantVerdict]:
-    """Every exercised invariant's verdict, each root cause reported once."""
+def judge(
+    evidence: Evidence, *, strict: bool, control: Evidence | None = None
+) -> dict[str, InvariantVerdict]:
+    """Every exercised invariant's verdict, each root cause reported once; ``control`` is
+    what the case's plain-framed twin showed, if it ran."""
     return {
         id: InvariantVerdict(verdict=finding.verdict, reason=finding.reason)
-        for id, finding in judge_evidence(evidence, strict=strict).items()
+        for id, finding in judge_evidence(evidence, strict=strict, control=control).items()
     }
 
 
@@ -207,11 +211,18 @@ class ObservedCase:
     run: CaseRun
     evidence: Evidence
     duration_s: float
+    # What the same case with plain framing showed: run when framing is in question
+    # (conformance.run.control); it decides whether S1-S3 own the case's differences.
+    control: Evidence | None = None
 
     def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
         """Every exercised invariant's verdict under ``contract``, without the result's dumps
         of events, requests and scenario (a generated case reads only these)."""
-        return judge(replace(self.evidence, contract=contract), strict=strict)
+        evidence = replace(self.evidence, contract=contract)
+        return judge(evidence, strict=strict, control=self._twin(contract))
+
+    def _twin(self, contract: Contract) -> Evidence | None:
+        return None if self.control is None else replace(self.control, contract=contract)
 
     def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
         """The case's result with every exercised invariant judged under ``contract``."""
@@ -224,7 +235,7 @@ class ObservedCase:
             status=self.run.status,
             detail=self.run.detail,
             duration_s=round(self.duration_s, 4),
-            verdicts=judge(evidence, strict=strict),
+            verdicts=judge(evidence, strict=strict, control=self._twin(contract)),
             events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
             expected=evidence.judged_expected.summary(),
             requests=[record.model_dump(mode="json") for record in evidence.requests],
@@ -237,7 +248,34 @@ class ObservedCase:
 async def observe_case(
     session: AdapterSession, provider: Provider, scenario: Scenario, case: RunCase
 ) -> ObservedCase:
-    """Run one case on ``provider``: the adapter's events beside the oracle's outcome."""
+    """Run one case on ``provider``: the adapter's events beside the oracle's outcome, and
+    what its plain-framed twin showed when the framing is in question."""
+    observed = await _observe_once(session, provider, scenario, case)
+    twin = _twin_needed(observed)
+    if twin is None:
+        return observed
+    provider.registry.register(twin)
+    try:
+        twin_case = case.model_copy(
+            update={"case": twin.id, "base_url": f"{provider.root_url}/{twin.id}/v1"}
+        )
+        control = await _observe_once(session, provider, twin, twin_case)
+    finally:
+        provider.registry.remove(twin.id)
+    return replace(observed, control=control.evidence)
+
+
+def _twin_needed(observed: ObservedCase) -> Scenario | None:
+    """The plain-framed twin of a case whose framing is in question under some contract."""
+    evidence = observed.evidence
+    if not any(framing_in_question(replace(evidence, contract=c)) for c in CONTRACTS):
+        return None
+    return plain_twin(observed.scenario, evidence.policy)
+
+
+async def _observe_once(
+    session: AdapterSession, provider: Provider, scenario: Scenario, case: RunCase
+) -> ObservedCase:
     provider.registry.clear_requests(scenario.id)
     begun = time.monotonic()
     run = await session.run_case(case, provider.client)
@@ -276,6 +314,7 @@ def observation(
         requests=requests,
         status=run.status,
         detail=run.detail,
+        invalid_field=run.invalid_field,
         timeout_s=case.timeout_s,
         declared=hello.retry_policy,
     )
