@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.report.upstream import known_causes
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.wheel,
@@ -115,6 +117,12 @@ def test_the_corpus_is_inside_the_installed_package(venv_bin: Path, elsewhere: P
     assert corpus.parts[-2:] == ("conformance", "fixtures")
     assert (corpus / "README.md").is_file()
     assert (corpus / "starter" / f"{CASE}.yaml").is_file()
+
+
+def test_the_known_causes_ship_with_the_corpus(venv_bin: Path, elsewhere: Path) -> None:
+    probe = "from conformance.report.upstream import known_causes; print(len(known_causes()))"
+    shipped = int(ok(run(venv_bin / "python", "-c", probe, cwd=elsewhere)))
+    assert shipped == len(known_causes()) > 0
 
 
 def test_an_editable_install_reads_the_top_level_corpus_in_place(
