@@ -29,7 +29,7 @@ from conformance.run.runner import MAX_RUN_BYTES
 
 BOUND_MIB = 512  # the README's bound on the peak RSS of a flooded run
 CLI = [sys.executable, "-m", "conformance", "run"]
-STARTER = REPO / "conformance" / "fixtures" / "starter" / "empty-stop-with-usage.yaml"
+STARTER = REPO / "fixtures" / "starter" / "empty-stop-with-usage.yaml"
 SMALL, LARGE = 1, 64 * 1024  # characters of text per event
 
 SUBPROCESS_FLOOD = """\

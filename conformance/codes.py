@@ -90,6 +90,7 @@ class ConformanceError(Exception):
       + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk
       + ReplayError (ValueError)               report.transcript: a case cannot be rebuilt
       + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
+      + CausesError (ValueError)               report.upstream: a known-causes file is malformed
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family
       + SuiteUnavailableError                  pytest_plugin: no fixtures, or no adapter
       + GatewayUnreachableError                gateway.runner: no answer before the run

@@ -69,16 +69,24 @@ def case_policy(policy: RetryPolicy, scenario: Scenario) -> RetryPolicy:
 
 
 def bundled_fixtures() -> Path:
-    """The fixture corpus shipped as package data, ``conformance/fixtures``: the same folder
-    from a checkout, an editable install or an installed wheel.
+    """The fixture corpus: ``fixtures/`` of a checkout, which an editable install reads in
+    place and a wheel carries as ``conformance/fixtures``.
 
     Raises ConformanceError when the package is imported from an archive (a zipapp), where
-    the corpus is no folder to read; pass --fixtures there.
+    the corpus is no folder to read, or when neither folder is there; pass --fixtures then.
     """
-    corpus = resources.files("conformance") / "fixtures"
-    if not isinstance(corpus, Path):
-        raise ConformanceError(f"the bundled corpus is not a folder ({corpus}); pass --fixtures")
-    return corpus
+    package = resources.files("conformance")
+    if not isinstance(package, Path):
+        raise ConformanceError(f"the bundled corpus is not a folder ({package}); pass --fixtures")
+    # The wheel's copy first: an installed package's parent is site-packages, whose
+    # fixtures/ would be anyone's.
+    candidates = (package / "fixtures", package.parent / "fixtures")
+    for corpus in candidates:
+        if corpus.is_dir():
+            return corpus
+    raise ConformanceError(
+        f"no bundled corpus at {' or '.join(map(str, candidates))}; pass --fixtures"
+    )
 
 
 def default_request() -> dict[str, Any]:

@@ -458,7 +458,7 @@ class ExpectedUsage(_Model):
 class Expect(_Model):
     """The caller-visible outcome: the final attempt's, once the retry layer is done.
 
-    Under the default retry policy (conformance/fixtures/README.md) with the scenario's own
+    Under the default retry policy (fixtures/README.md) with the scenario's own
     ``retry_policy`` fields. A block or usage that is left out is one there is none of,
     except in an ambiguous quirk (tagged ``level:info``), which lists only what is not.
     """

@@ -18,7 +18,7 @@ DOCS = (
     ROOT / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
     ROOT / "examples" / "README.md",
-    ROOT / "conformance" / "fixtures" / "README.md",
+    ROOT / "fixtures" / "README.md",
     ROOT / "reports" / "README.md",
 )
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|<(https?://[^>\s]+)>")

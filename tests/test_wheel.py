@@ -1,4 +1,5 @@
-"""The wheel, installed as a user installs it: no checkout, no test-run packages.
+"""The wheel, installed as a user installs it: no checkout, no test-run packages; and an
+editable install of a fresh copy of the sources, which reads the top-level corpus in place.
 
 The wheel is built from a copy of the sources (so no stale ``build/`` of the checkout leaks
 in) and installed into a venv of the base interpreter without its site packages; its
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.report.upstream import known_causes
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.wheel,
@@ -28,7 +31,7 @@ pytestmark = [
 ]  # the first test builds the venv
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "README.md", "fakeprovider", "conformance")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "fakeprovider", "conformance", "fixtures")
 BASE_PYTHON: str = getattr(sys, "_base_executable", sys.executable)
 REFERENCE = "conformance.adapters.reference:factory"
 CASE = "tool-late-id"
@@ -52,10 +55,8 @@ def ok(done: subprocess.CompletedProcess[str]) -> str:
     return done.stdout
 
 
-@pytest.fixture(scope="module")
-def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``bin`` folder of a fresh venv with the wheel (and pytest, for the plugin)."""
-    where = tmp_path_factory.mktemp("wheel")
+def copy_sources(where: Path) -> Path:
+    """The files a build reads, copied to ``where/src`` without caches or build output."""
     sources = where / "src"
     sources.mkdir()
     for name in SOURCES:
@@ -64,16 +65,41 @@ def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(ROOT / name, sources / name, ignore=ignore)
         else:
             shutil.copy2(ROOT / name, sources / name)
-    # This run's pip drives the new venv (--python): seeding the venv with its own pip would
-    # cost more than the rest of the install.
+    return sources
+
+
+def fresh_venv(where: Path) -> tuple[Path, tuple[str | Path, ...]]:
+    """A venv of the base interpreter in ``where/venv``: its python and the pip to drive it.
+
+    This run's pip drives the new venv (--python): seeding the venv with its own pip would
+    cost more than the rest of the install.
+    """
     ok(run(BASE_PYTHON, "-m", "venv", "--without-pip", where / "venv", cwd=where))
     python = where / "venv" / "bin" / "python"
-    pip = (sys.executable, "-m", "pip", "--python", python)
+    return python, (sys.executable, "-m", "pip", "--python", python)
+
+
+@pytest.fixture(scope="module")
+def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``bin`` folder of a fresh venv with the wheel (and pytest, for the plugin)."""
+    where = tmp_path_factory.mktemp("wheel")
+    sources = copy_sources(where)
+    python, pip = fresh_venv(where)
     wheels = where / "wheels"
     ok(run(*pip, "wheel", "-q", "--no-deps", "-w", wheels, sources, cwd=where))
     (wheel,) = wheels.glob("streamconform-*.whl")
     ok(run(*pip, "install", "-q", "--no-compile", wheel, "pytest", cwd=where))
     return python.parent
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sources and the ``bin`` folder of a fresh venv with them installed editable."""
+    where = tmp_path_factory.mktemp("editable")
+    sources = copy_sources(where)
+    python, pip = fresh_venv(where)
+    ok(run(*pip, "install", "-q", "--no-compile", "-e", sources, cwd=where))
+    return sources, python.parent
 
 
 @pytest.fixture
@@ -82,12 +108,31 @@ def elsewhere(tmp_path: Path) -> Path:
     return tmp_path
 
 
+BUNDLED = "from conformance.options import bundled_fixtures; print(bundled_fixtures())"
+
+
 def test_the_corpus_is_inside_the_installed_package(venv_bin: Path, elsewhere: Path) -> None:
-    probe = "from conformance.options import bundled_fixtures; print(bundled_fixtures())"
-    corpus = Path(ok(run(venv_bin / "python", "-c", probe, cwd=elsewhere)).strip())
+    corpus = Path(ok(run(venv_bin / "python", "-c", BUNDLED, cwd=elsewhere)).strip())
     assert corpus.is_relative_to(venv_bin.parent)
+    assert corpus.parts[-2:] == ("conformance", "fixtures")
     assert (corpus / "README.md").is_file()
     assert (corpus / "starter" / f"{CASE}.yaml").is_file()
+
+
+def test_the_known_causes_ship_with_the_corpus(venv_bin: Path, elsewhere: Path) -> None:
+    probe = "from conformance.report.upstream import known_causes; print(len(known_causes()))"
+    shipped = int(ok(run(venv_bin / "python", "-c", probe, cwd=elsewhere)))
+    assert shipped == len(known_causes()) > 0
+
+
+def test_an_editable_install_reads_the_top_level_corpus_in_place(
+    editable: tuple[Path, Path], elsewhere: Path
+) -> None:
+    sources, bin_ = editable
+    corpus = Path(ok(run(bin_ / "python", "-c", BUNDLED, cwd=elsewhere)).strip())
+    assert corpus == sources / "fixtures"
+    out = ok(run(bin_ / "conformance", "run", "-k", CASE, cwd=elsewhere))
+    assert "0 fail" in out
 
 
 def test_run_writes_a_report(venv_bin: Path, elsewhere: Path) -> None:
@@ -104,8 +149,7 @@ def test_list_prints_the_catalogue(venv_bin: Path, elsewhere: Path) -> None:
 @pytest.fixture
 def served(venv_bin: Path, elsewhere: Path) -> Iterator[str]:
     """``fakeprovider serve`` on a free loopback port, serving the installed corpus."""
-    probe = "from conformance.options import bundled_fixtures; print(bundled_fixtures())"
-    corpus = ok(run(venv_bin / "python", "-c", probe, cwd=elsewhere)).strip()
+    corpus = ok(run(venv_bin / "python", "-c", BUNDLED, cwd=elsewhere)).strip()
     command = [str(venv_bin / "fakeprovider"), "serve", "--port", "0", "--fixtures", corpus]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     server = subprocess.Popen(
@@ -147,7 +191,7 @@ def test_the_pytest_plugin_gives_the_cli_s_verdicts_on_a_users_corpus(
     assert dist_info.is_relative_to(venv_bin.parent)  # the venv's own install, not the checkout
     corpus = elsewhere / "corpus"
     corpus.mkdir()
-    shutil.copy2(ROOT / "conformance" / "fixtures" / "starter" / f"{CASE}.yaml", corpus)
+    shutil.copy2(ROOT / "fixtures" / "starter" / f"{CASE}.yaml", corpus)
     results = elsewhere / "results.json"
     cli = ["run", "--fixtures", corpus, "--json", results]
     ok(run(venv_bin / "conformance", *cli, cwd=elsewhere))

@@ -43,6 +43,7 @@ from ..report.compatibility import (
     todo_table,
 )
 from ..report.retry_layers import retry_sections
+from ..report.upstream import CausesError, known_causes
 from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
@@ -208,6 +209,10 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
     columns = load_columns(directory)
     if not columns:
         raise InputError(f"{directory}: no saved column (run `conformance matrix column`)")
+    try:
+        known_causes()  # the to-do's data: a malformed file is an input error, no traceback
+    except CausesError as error:
+        raise InputError(str(error)) from None
     runs = [
         (column.judged(contract), _report(column, contract))
         for column in columns

@@ -47,7 +47,7 @@ def _shown(value: JsonValue) -> str:
 
 
 def outcome_expect(outcome: ExpectedOutcome) -> Expect:
-    """The oracle's outcome as an ``expect`` block states it (conformance/fixtures/README.md)."""
+    """The oracle's outcome as an ``expect`` block states it (fixtures/README.md)."""
     final = outcome.final
     blocks = final.blocks if final.success else ()
     calls = [block for block in blocks if isinstance(block, ToolCallBlock)]

@@ -789,7 +789,7 @@ TODO_NOTE = (
     "Per library, what to fix: its interop failures grouped by cause, each with the cases "
     "that show it and the upstream issue or pull request that tracks it where one was found "
     "in the project's tracker. The causes are written by hand in "
-    "`conformance/report/upstream.py`; a failure without one is listed with what the caller "
+    "`fixtures/causes/`; a failure without one is listed with what the caller "
     "lost, as “cause not yet written”. Each library's contract gaps follow its list, apart: "
     "they are the harness's own rules, not bugs under the interop contract."
 )

@@ -32,7 +32,7 @@ fixture, how many those are and the ones tagged as provoking it most. Then the
 [provider quirks](#provider-quirks) the fixtures reproduce. See
 [the README](../README.md#the-invariants) for how verdicts follow from levels, the
 [adapter protocol](adapter-protocol.md) for the events the rules are about, and
-[the fixture format](../conformance/fixtures/README.md) for the tags.
+[the fixture format](../fixtures/README.md) for the tags.
 """
 
 # How the verdicts of one case are taken together (conformance.invariants.judging): the

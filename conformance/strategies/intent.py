@@ -3,7 +3,7 @@
 The generators (:mod:`conformance.strategies`) draw an intended response, encode it on the
 wire in one of many meaning-preserving ways, and state here, without reading the wire,
 what a caller must end up with. That statement is the scenario's ``expect`` block (the
-fixture format of ``conformance/fixtures/README.md``), so a generated case saved as a
+fixture format of ``fixtures/README.md``), so a generated case saved as a
 fixture carries an expectation written from the intent, independently of the oracle that
 reads the wire.
 """

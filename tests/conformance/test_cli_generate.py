@@ -103,7 +103,7 @@ def test_fuzz_with_two_jobs_checks_families_in_workers_with_the_results_of_one(
 
 
 def test_replay_with_jobs_prints_the_cases_in_their_order(tmp_path: Path) -> None:
-    starter = REPO / "conformance/fixtures/starter"
+    starter = REPO / "fixtures/starter"
     fixtures = sorted(str(path) for path in starter.glob("*.yaml"))[:6]
     serial = invoke("replay", *fixtures, "--jobs", "1")
     concurrent = invoke("replay", *fixtures, "--jobs", "4")

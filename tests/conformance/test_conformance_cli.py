@@ -249,7 +249,7 @@ def test_the_retry_table_shows_only_with_verbose_or_a_retry_invariant_to_look_at
         assert "R5 accepts" in output
 
 
-STARTER = REPO / "conformance" / "fixtures" / "starter"
+STARTER = REPO / "fixtures" / "starter"
 
 
 def hostile(*flags: str) -> str:

@@ -33,6 +33,7 @@ from conformance.report.compatibility import (
     meaning_lost,
     render_compatibility,
 )
+from conformance.report.upstream import known_causes
 from conformance.results import CaseResult, InvariantVerdict, RunResult
 from conformance.run.runner import run_judged
 from conformance.verdicts import CONTRACTS, Contract
@@ -75,6 +76,23 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
             result.options["matrix"] = {"column": name, "title": "t", "versions": {"x": "1"}}
             (directory / f"{name}{suffix}").write_text(result.to_json())
     return directory
+
+
+def test_render_refuses_a_malformed_causes_file_with_its_problem(
+    saved: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "causes").mkdir()
+    entry = 'libraries = ["openai"]\ncases = ["x"]\ncause = "y"\nupstream = "https://a.b/c"\n'
+    (tmp_path / "causes" / "openai.toml").write_text(f"[[causes]]\n{entry}")
+    monkeypatch.setattr("conformance.report.upstream.bundled_fixtures", lambda: tmp_path)
+    known_causes.cache_clear()
+    try:
+        args = ["matrix", "render", str(saved), "--summary", str(saved / "refused.md")]
+        done = CliRunner().invoke(main, args)
+    finally:
+        known_causes.cache_clear()  # the bundled causes again, for the next test
+    assert done.exit_code == 2, done.output
+    assert f"{tmp_path / 'causes' / 'openai.toml'}: causes[0].upstream: not a GitHub" in done.output
 
 
 def test_one_run_is_judged_under_each_contract() -> None:

@@ -20,7 +20,7 @@ from conformance.options import RunOptions
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = [sys.executable, str(REPO / "examples/python-adapter/adapter.py")]
-FIXTURE = REPO / "conformance/fixtures/starter/tool-late-id.yaml"
+FIXTURE = REPO / "fixtures/starter/tool-late-id.yaml"
 
 
 def _fake_node(tmp_path: Path, version: str) -> Path:

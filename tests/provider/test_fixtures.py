@@ -28,6 +28,10 @@ def problems_of(path: Path) -> list[str]:
     return [str(problem) for problem in caught.value.problems]
 
 
+def test_the_bundled_corpus_of_a_checkout_is_its_top_level_fixtures_folder() -> None:
+    assert bundled_fixtures() == Path(__file__).resolve().parents[2] / "fixtures"
+
+
 def test_bundled_fixtures_all_load() -> None:
     scenarios = load_fixtures([bundled_fixtures()])
     assert len(scenarios) >= 15
