@@ -31,6 +31,32 @@ BY_SEVERITY: tuple[Verdict, ...] = ("fail", "non-strict", "pass", "info", "n/a")
 # The verdicts a reader must look at (`--strict` fails on both); BY_SEVERITY's first two.
 ATTENTION: frozenset[Verdict] = frozenset({"fail", "non-strict"})
 
+# A reading of the wire other than the oracle's own, one an ambiguous quirk leaves open
+# (INVARIANTS.md §Q): the oracle can read a stream under each, and an outcome on a quirk's
+# contested aspects is recorded only where it equals the oracle's or one of these.
+AltReading = Literal[
+    "by-id",
+    "index-only",
+    "arguments-object-as-json",
+    "flush-replaces",
+    "last-id-wins",
+    "empty-data-skipped",
+    "refusal-as-text",
+    "refusal-as-filter",
+    "reasoning-field",
+]
+ALT_READINGS: dict[AltReading, str] = {
+    "by-id": "entries that carry one id are one call; an entry without id continues the last",
+    "index-only": "every entry at one wire index is one call, whatever id it brings",
+    "arguments-object-as-json": "arguments sent as a JSON value are that value, serialised",
+    "flush-replaces": "a fragment equal to the arguments so far is a flush, not appended",
+    "last-id-wins": "a conflicting non-empty id replaces the call's id",
+    "empty-data-skipped": "an event with empty data is skipped, not refused",
+    "refusal-as-text": "delta.refusal is read as text",
+    "refusal-as-filter": "a refusal fails the attempt as CONTENT_FILTER",
+    "reasoning-field": "delta.reasoning is read as reasoning_content",
+}
+
 # Families in the order INVARIANTS.md presents them.
 FAMILY_TITLES = {
     "G": "Stream grammar",

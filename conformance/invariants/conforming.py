@@ -24,7 +24,7 @@ from ..events import (
     Usage,
 )
 from ..options import RunOptions, case_policy
-from ..oracle import ExpectedAttempt, expected_outcome
+from ..oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
 from .evidence import Evidence
 from .registry import CATALOGUE, Invariant
 
@@ -54,18 +54,23 @@ def conforming_evidence(scenario: Scenario, options: RunOptions) -> Evidence:
     """The oracle's expected outcome, as the events a conforming adapter reports."""
     policy = case_policy(options.policy, scenario)
     expected = expected_outcome(scenario, policy)
-    events: list[Event] = []
-    for attempt in expected.attempts:
-        events += _conforming_attempt(attempt, last=attempt is expected.final)
     every = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
     return Evidence(
         scenario=scenario,
         expected=expected,
-        events=(*events, End()),
+        events=conforming_events(expected),
         capabilities=every,
         policy=policy,
         idle_timeout_s=options.idle_timeout_s,
     )
+
+
+def conforming_events(outcome: ExpectedOutcome) -> tuple[Event, ...]:
+    """The events an adapter reports that reads every attempt as ``outcome`` states."""
+    events: list[Event] = []
+    for attempt in outcome.attempts:
+        events += _conforming_attempt(attempt, last=attempt is outcome.final)
+    return (*events, End())
 
 
 def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
@@ -76,7 +81,9 @@ def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
             events.append(BlockEnd(index=index, block=block))
     if attempt.usage is not None:  # optional counts left out, as G8 asks
         events.append(Usage.model_validate(attempt.usage.model_dump(exclude_none=True)))
-    events.append(Finish.model_validate({"reason": attempt.reason, "code": attempt.code}))
+    # A success has no code: absent, not null (G8).
+    code = {"code": attempt.code} if attempt.code is not None else {}
+    events.append(Finish.model_validate({"reason": attempt.reason, **code}))
     if not last:
         events.append(Retry(attempt=attempt.number, code=attempt.code or "", delay_ms=0))
     return events

@@ -36,7 +36,13 @@ from ..oracle import (
     expected_attempt,
     expected_outcome,
 )
-from ..quirks import ASPECT_TITLES, Aspect, contested_aspects
+from ..quirks import (
+    ASPECT_TITLES,
+    Aspect,
+    admitted_readings,
+    contested_aspects,
+    unbounded_reading,
+)
 from ..verdicts import CaseStatus, Contract
 
 
@@ -117,7 +123,8 @@ class Evidence:
     declared: DeclaredRetryPolicy | None = None
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
     # The aspects of the outcome the scenario's ambiguous quirk leaves open, each with what
-    # contests it (INVARIANTS.md §Q); empty for a stream with one reading.
+    # contests it (INVARIANTS.md §Q), where the outcome equals a reading the quirk admits;
+    # empty for a stream with one reading, and for an outcome equal to no reading of it.
     contested: Mapping[Aspect, str] = field(init=False)
     # The oracle's outcome under the declared policy (None without one).
     declared_expected: ExpectedOutcome | None = field(init=False)
@@ -130,9 +137,36 @@ class Evidence:
             last = dataclasses.replace(attempts[-1], number=len(self.requests))
             attempts = (*attempts[:-1], last)
         object.__setattr__(self, "attempts", attempts)
-        object.__setattr__(self, "contested", contested_aspects(self.scenario))
+        object.__setattr__(self, "contested", self._open_aspects())
         declared = None if self.declared is None else expected_outcome(self.scenario, self.declared)
         object.__setattr__(self, "declared_expected", declared)
+
+    def _open_aspects(self) -> Mapping[Aspect, str]:
+        """The aspects the scenario contests, if in them every attempt equals one reading of
+        its wire the quirk admits (the oracle's or another): an outcome equal to no reading
+        is judged in them too, at each invariant's own level (INVARIANTS.md v1.2)."""
+        contested = contested_aspects(self.scenario)
+        if not contested or unbounded_reading(self.scenario):
+            return contested
+        alternatives = admitted_readings(self.scenario)
+
+        def equals_a_reading(seen: ObservedAttempt) -> bool:
+            wire = [
+                self.scenario_attempt(seen.number),
+                *(
+                    expected_attempt(self.scenario, seen.number, now=time.time(), alt=alt)
+                    for alt in alternatives
+                ),
+            ]
+            return any(
+                all(
+                    difference.aspect not in contested
+                    for difference in outcome_differences(seen, reading, self.capabilities)
+                )
+                for reading in wire
+            )
+
+        return contested if all(map(equals_a_reading, self.attempts)) else {}
 
     @property
     def judged_policy(self) -> AnyRetryPolicy | None:
@@ -348,8 +382,8 @@ def tool_calls_differences(
     for position, (seen, wanted) in enumerate(zip(observed, expected, strict=True)):
         made_unique = wire_ids.count(wanted.id) > 1 and seen.id and seen_ids.count(seen.id) == 1
         if seen.id != wanted.id and not made_unique:
-            yield _call_difference("tool-calls", position, "id", seen.id, wanted.id)
-        elif seen.name != wanted.name:
+            yield _call_difference("ids", position, "id", seen.id, wanted.id)
+        if seen.name != wanted.name:
             yield _call_difference("tool-calls", position, "name", seen.name, wanted.name)
         if not arguments_match(seen.arguments, wanted.arguments):
             yield _call_difference(

@@ -105,7 +105,7 @@ def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     "reported, then finish error MALFORMED_TOOL_CALL (SHOULD: no block-end at all, yielded "
     "not thrown).",
     source=NOTE,
-    reads=("tool-calls", "finish", "usage"),
+    reads=("tool-calls", "ids", "finish", "usage"),
     interop="INFO",  # the harness's refusal; T6 still forbids closing a call with no identity
     rationale=(
         "A call with no id or name can neither run nor be paired with its result: closing it "

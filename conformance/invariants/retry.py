@@ -577,7 +577,7 @@ def _leak(
                         aspect, f"the discarded {aspect} {piece!r} reappears: {shown!r}"
                     )
     wanted_calls = tool_calls(final.blocks)
-    parts: tuple[tuple[Aspect, str], ...] = (("tool-calls", "id"), ("arguments", "arguments"))
+    parts: tuple[tuple[Aspect, str], ...] = (("ids", "id"), ("arguments", "arguments"))
     for shown_calls in (tool_calls(visible.blocks), streamed_calls(visible.events)):
         for call in _discarded_calls(served, observed):
             for aspect, field in parts:

@@ -10,6 +10,7 @@ from fakeprovider.playback import stream_plan
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 
 from ..codes import STREAM_CLOSED, TIMEOUT, TRANSPORT
+from ..verdicts import AltReading
 from .http_errors import _http_error, _status_failure
 from .outcome import ExpectedAttempt, ExpectedOutcome
 from .reading import _framing_features, _Reading, sse_payloads
@@ -17,17 +18,22 @@ from .retrying import AnyRetryPolicy, retry_decision
 
 
 def expected_outcome(
-    scenario: Scenario, policy: AnyRetryPolicy | None, *, now: float | None = None
+    scenario: Scenario,
+    policy: AnyRetryPolicy | None,
+    *,
+    now: float | None = None,
+    alt: AltReading | None = None,
 ) -> ExpectedOutcome:
     """The attempts a conforming adapter makes against ``scenario`` with ``policy`` (the
-    case's, or the one the adapter declared it runs).
+    case's, or the one the adapter declared it runs), reading each as the spec does or
+    under ``alt`` (see :func:`expected_attempt`).
 
     ``policy`` None means retries are off (an adapter without the retry capability).
     """
     attempts: list[ExpectedAttempt] = []
     clock = time.time() if now is None else now
     while True:
-        attempt = expected_attempt(scenario, len(attempts) + 1, now=clock)
+        attempt = expected_attempt(scenario, len(attempts) + 1, now=clock, alt=alt)
         attempts.append(attempt)
         if not _retried(attempt, policy, retries_done=len(attempts) - 1):
             return ExpectedOutcome(tuple(attempts))
@@ -37,7 +43,11 @@ def _retried(attempt: ExpectedAttempt, policy: AnyRetryPolicy | None, retries_do
     return policy is not None and retry_decision(attempt, policy, retries_done) == "retry"
 
 
-def expected_attempt(scenario: Scenario, number: int, *, now: float) -> ExpectedAttempt:
+def expected_attempt(
+    scenario: Scenario, number: int, *, now: float, alt: AltReading | None = None
+) -> ExpectedAttempt:
+    """What a conforming adapter reports for attempt ``number``, reading its stream as the
+    spec does, or under ``alt``, another reading an ambiguous quirk leaves open."""
     attempt = scenario.attempt(number)
     if isinstance(attempt, FaultAttempt):
         code = TIMEOUT if attempt.fault == "stall" else TRANSPORT
@@ -46,19 +56,21 @@ def expected_attempt(scenario: Scenario, number: int, *, now: float) -> Expected
         )
     if isinstance(attempt, ErrorAttempt):
         return _http_error(number, attempt.error, now)
-    return _stream(number, attempt, now)
+    return _stream(number, attempt, now, alt)
 
 
 # --- streams --------------------------------------------------------------------------
 
 
-def _stream(number: int, attempt: StreamAttempt, now: float) -> ExpectedAttempt:
+def _stream(
+    number: int, attempt: StreamAttempt, now: float, alt: AltReading | None
+) -> ExpectedAttempt:
     response = attempt.stream
     plan = stream_plan(attempt)  # what the provider plays, not a second encoding
     if not 200 <= response.status < 300:
         return _status_failure(number, response.status, response.headers, plan.body, now)
     payloads = sse_payloads(plan.body)
-    reading = _Reading(features=set(_framing_features(response)))
+    reading = _Reading(features=set(_framing_features(response)), alt=alt)
     for payload in payloads:
         if reading.failure is not None:
             break

@@ -27,6 +27,7 @@ from ..codes import (
     ConformanceError,
 )
 from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
+from ..verdicts import AltReading
 from .http_errors import classify_status, error_object_detail
 from .outcome import ExpectedAttempt
 
@@ -120,13 +121,17 @@ class _MalformedError(ConformanceError):
 
 @dataclass
 class _Reading:
-    """State while reading one attempt's payloads, in order."""
+    """State while reading one attempt's payloads, in order: the spec's reading, or
+    ``alt``, another an ambiguous quirk leaves open (:data:`..verdicts.ALT_READINGS`)."""
 
     features: set[str]
+    alt: AltReading | None = None
     blocks: list[Block | _ToolCall] = field(default_factory=list)
     text_block: int | None = None
     reasoning_block: int | None = None
     calls: dict[str, _ToolCall] = field(default_factory=dict)
+    last_call: str | None = None  # the key of the call an entry last went to
+    refused: bool = False  # a refusal was streamed (read so only by "refusal-as-filter")
     finish_reason: str | None = None
     usage: Usage | None = None
     done: bool = False
@@ -137,6 +142,8 @@ class _Reading:
         self.features.add(feature)
 
     def read_payload(self, payload: str) -> None:
+        if payload == "" and self.alt == "empty-data-skipped":
+            return
         if payload.startswith(":"):
             # A keep-alive comment a gateway re-wrapped as data (anchors I2): not content.
             self.features.add("comment-as-data")
@@ -177,9 +184,16 @@ class _Reading:
         if not isinstance(delta, dict):
             raise _MalformedError("delta")
         reasoning = delta.get("reasoning_content")
+        if self.alt == "reasoning-field" and reasoning is None:
+            reasoning = delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             self.reasoning_block = self._append_text(self.reasoning_block, reasoning, "reasoning")
         content = delta.get("content")
+        refusal = delta.get("refusal")
+        if self.alt == "refusal-as-text" and not content:
+            content = refusal
+        if self.alt == "refusal-as-filter" and isinstance(refusal, str) and refusal:
+            self.refused = True
         if isinstance(content, str) and content:
             self.text_block = self._append_text(self.text_block, content, "text")
         tool_calls = delta.get("tool_calls")
@@ -213,9 +227,9 @@ class _Reading:
         if entry.get("index") is None:
             self.features.add("tool-no-index")
         wire_index = entry.get("index")
-        key = json.dumps(position if wire_index is None else wire_index, sort_keys=True)
+        key = self._call_key(position, entry)
         call = self.calls.get(key)
-        if call is not None and _another_call(call, entry, function):
+        if call is not None and self._splits(wire_index) and _another_call(call, entry, function):
             self.features.add("tool-index-shared")
             call = None
         if call is None:
@@ -223,14 +237,41 @@ class _Reading:
             self.blocks.append(call)
             if len(self._tool_calls()) > 1:
                 self.features.add("tool-parallel")
+        self.last_call = key
         call.id = self._identity(call, call.id, "id", entry)
         call.name = self._identity(call, call.name, "name", function)
         call.seen += 1
         arguments = function.get("arguments")
         if isinstance(arguments, str):
-            call.arguments += arguments
+            flush = self.alt == "flush-replaces" and arguments != "" and arguments == call.arguments
+            call.arguments += "" if flush else arguments
         elif arguments is not None:
             self.features.add("tool-arguments-not-string")
+            if self.alt == "arguments-object-as-json":
+                call.arguments += json.dumps(arguments, ensure_ascii=False)
+
+    def _call_key(self, position: int, entry: dict[str, Any]) -> str:
+        """Which call an entry belongs to: the one at its wire index (its place in the
+        list without one); read by id, the one with its id, the last one for an entry
+        without id."""
+        if self.alt == "by-id":
+            new_id = entry.get("id")
+            if not isinstance(new_id, str) or new_id == "":
+                return self.last_call or f"position:{position}"
+            known = next((key for key, call in self.calls.items() if call.id == new_id), None)
+            last = self.calls.get(self.last_call or "")
+            if known is None and last is not None and last.id is None:
+                return self.last_call or ""  # an id that arrives late names the last call
+            return known or "id:" + new_id
+        wire_index = entry.get("index")
+        return json.dumps(position if wire_index is None else wire_index, sort_keys=True)
+
+    def _splits(self, wire_index: Any) -> bool:
+        """Whether another id and name at a used key open another call (:func:`_another_call`):
+        not by id (the key is the id), nor at one wire index read as one call."""
+        if self.alt == "by-id":
+            return False
+        return not (self.alt == "index-only" and wire_index is not None)
 
     def _identity(self, call: _ToolCall, current: str | None, key: str, holder: Any) -> str | None:
         """T1/T2/T4: only a non-empty string establishes identity, and only once."""
@@ -246,7 +287,7 @@ class _Reading:
             self.features.add(
                 f"tool-{key}-repeated" if value == current else f"tool-{key}-conflict"
             )
-            return current
+            return value if key == "id" and self.alt == "last-id-wins" else current
         if continuation or current is not None:
             kind = "null" if value is None else ("empty" if value == "" else "nonstring")
             self.features.add(f"tool-{key}-{kind}")
@@ -270,7 +311,7 @@ class _Reading:
         if unidentified:
             self.features.add("tool-unidentified")
             return self._refusal(number, MALFORMED_TOOL_CALL, blocks)
-        reason = self.finish_reason
+        reason = "content_filter" if self.refused else self.finish_reason
         mapped = _FINISH_REASONS.get(reason, "error") if reason is not None else "stop"
         self._content_features(mapped)
         if mapped == "stop" and not blocks:

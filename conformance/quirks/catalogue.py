@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 from fakeprovider.scenario import Scenario
 
+from ..verdicts import AltReading
 from .transforms import (
     Chunk,
     Transform,
@@ -63,15 +64,16 @@ from .transforms import (
 
 QuirkLevel = Literal["MUST", "INFO"]
 
-Aspect = Literal["text", "reasoning", "tool-calls", "arguments", "finish", "usage"]
+Aspect = Literal["text", "reasoning", "tool-calls", "ids", "arguments", "finish", "usage"]
 """An aspect of the outcome an ambiguous quirk may leave open: the text, the reasoning,
-which tool calls there are (how many, their ids and names), their arguments, how the
+which tool calls there are (how many, their names), their ids, their arguments, how the
 attempt ends (finish reason or failure code, and so whether it is retried), the usage."""
 ASPECTS: tuple[Aspect, ...] = get_args(Aspect)
 ASPECT_TITLES: Mapping[Aspect, str] = {
     "text": "the text",
     "reasoning": "the reasoning",
     "tool-calls": "the tool calls",
+    "ids": "the tool-call ids",
     "arguments": "the tool-call arguments",
     "finish": "the finish",
     "usage": "the usage",
@@ -82,6 +84,8 @@ INFO_TAG = "level:info"
 QUIRK_TAG_PREFIX = "quirk-"
 CONTESTS_TAG_PREFIX = "contests:"
 """Scenario tag prefix naming an aspect an uncatalogued ambiguity contests: ``contests:text``."""
+READING_TAG_PREFIX = "reading:"
+"""Scenario tag prefix naming a reading an uncatalogued ambiguity admits: ``reading:by-id``."""
 
 
 @dataclass(frozen=True)
@@ -91,9 +95,16 @@ class Quirk:
     level: QuirkLevel | None  # None: not graded by Q; its family's invariants decide
     summary: str
     transform: Transform | None = field(default=None, compare=False)
-    # An INFO quirk: the aspects of the outcome the wire leaves open. Every other aspect
-    # has one reading, judged as on any stream.
+    # An INFO quirk: the aspects of the outcome its readings differ in, and the readings
+    # it admits besides the oracle's. Every other aspect has one reading, judged as on any
+    # stream; an outcome equal to no reading is judged in the contested ones too. An INFO
+    # quirk whose every reading agrees contests nothing: ambiguous on the wire, not in what
+    # the caller gets.
     contests: frozenset[Aspect] = frozenset()
+    readings: tuple[AltReading, ...] = ()  # see conformance.verdicts.ALT_READINGS
+    # Another reading the oracle cannot make (a vendor's markup grammar): any outcome on
+    # the contested aspects is recorded.
+    unbounded: bool = False
 
 
 def recorded_only(scenario: Scenario) -> bool:
@@ -105,8 +116,9 @@ def contested_aspects(scenario: Scenario) -> dict[Aspect, str]:
     """The aspects an ambiguous scenario leaves open, each with what contests it.
 
     Those its catalogued INFO quirks contest, and those its ``contests:<aspect>`` tags
-    name. A scenario tagged :data:`INFO_TAG` that names none leaves every aspect open.
-    Empty for a scenario that is not tagged ambiguous.
+    name. A scenario tagged :data:`INFO_TAG` that names neither a quirk nor an aspect
+    leaves every aspect open (to any outcome: see :func:`unbounded_reading`). Empty for a
+    scenario that is not tagged ambiguous.
     """
     if not recorded_only(scenario):
         return {}
@@ -125,8 +137,39 @@ def contested_aspects(scenario: Scenario) -> dict[Aspect, str]:
         for aspect in ASPECTS
         if any(aspect in aspects for aspects, _ in sources)
     }
-    unnamed = f"this stream (tagged {INFO_TAG} without naming an aspect)"
-    return contested or dict.fromkeys(ASPECTS, unnamed)
+    if contested or _names_its_ambiguity(scenario):
+        return contested
+    return dict.fromkeys(ASPECTS, f"this stream (tagged {INFO_TAG} without naming an aspect)")
+
+
+def admitted_readings(scenario: Scenario) -> tuple[AltReading, ...]:
+    """The readings of an ambiguous scenario's wire besides the oracle's: those of its
+    catalogued INFO quirks and its ``reading:<name>`` tags, in that order."""
+    if not recorded_only(scenario):
+        return ()
+    found = [reading for quirk in graded_quirks(scenario, "INFO") for reading in quirk.readings]
+    found += [
+        cast(AltReading, tag.removeprefix(READING_TAG_PREFIX))
+        for tag in scenario.tags
+        if tag.startswith(READING_TAG_PREFIX)
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def unbounded_reading(scenario: Scenario) -> bool:
+    """Whether an ambiguous scenario admits a reading the oracle cannot make, so that any
+    outcome on its contested aspects is recorded: a quirk's (:attr:`Quirk.unbounded`), or
+    that of a stream that names neither a quirk nor an aspect."""
+    if not recorded_only(scenario):
+        return False
+    quirks = graded_quirks(scenario, "INFO")
+    return any(quirk.unbounded for quirk in quirks) or not _names_its_ambiguity(scenario)
+
+
+def _names_its_ambiguity(scenario: Scenario) -> bool:
+    return bool(graded_quirks(scenario, "INFO")) or any(
+        tag.startswith(CONTESTS_TAG_PREFIX) for tag in scenario.tags
+    )
 
 
 def quirk_ids(scenario: Scenario) -> tuple[str, ...]:
@@ -166,8 +209,8 @@ _AZURE_FILTER_PREAMBLE: Chunk = {
 }
 
 
-# Which wire entries make one call: the calls, and so the arguments each one gathers.
-_GROUPING: frozenset[Aspect] = frozenset({"tool-calls", "arguments"})
+# Which wire entries make one call: the calls, their ids, and the arguments each gathers.
+_GROUPING: frozenset[Aspect] = frozenset({"tool-calls", "ids", "arguments"})
 
 
 def _catalogue(entries: Iterable[Quirk]) -> dict[str, Quirk]:
@@ -230,8 +273,9 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "A8",
             "cont-id-repeated-no-index",
             "INFO",
-            "id/type/name repeated on every delta and no index, read as T7: open",
-            contests=_GROUPING,
+            "id/type/name repeated on every delta and no index",
+            # No index, but one id on every entry: by position or by id, one call. Four
+            # calls (an entry each) is no reading: an identical repeat is inert (T2).
         ),
         Quirk(
             "A9",
@@ -281,22 +325,24 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
         Quirk("B4", "cont-id-omitted", None, "the id only on the opening delta (canonical)"),
         Quirk("B5", "dup-ids", None, "two parallel calls share an id"),
         # C — index anomalies (all ambiguous: which entries make one call)
-        Quirk("C1", "index-omitted", "INFO", "tool-call entries without index", contests=_GROUPING),
+        # Each index the wire sends is a key only: the calls are the same whatever its
+        # value (C3, C4; G4 judges the adapter's own block indexes), and a missing one is
+        # the entry's place (C1), unless the readings below say otherwise.
+        Quirk("C1", "index-omitted", "INFO", "tool-call entries without index"),
         Quirk(
             "C2",
             "index-reused-0",
             "INFO",
             "every parallel call uses index 0",
+            # Another id and name at index 0 open another call, or index 0 is one call
+            # (first id and name kept, T1/T2; arguments joined, C3).
             contests=_GROUPING,
+            readings=("index-only",),
         ),
         Quirk(
-            "C3",
-            "index-offset-block",
-            "INFO",
-            "the first call at index 1, a content-block index",
-            contests=_GROUPING,
+            "C3", "index-offset-block", "INFO", "the first call at index 1, a content-block index"
         ),
-        Quirk("C4", "index-negative", "INFO", "the first call at index -1", contests=_GROUPING),
+        Quirk("C4", "index-negative", "INFO", "the first call at index -1"),
         Quirk(
             "C5",
             "index-drift",
@@ -305,20 +351,23 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             # Read by index the fragments are unidentified calls (refused, T5); read as
             # continuations they complete the call: whether the attempt fails is open too.
             contests=_GROUPING | {"finish"},
+            readings=("by-id",),
         ),
         Quirk(
             "C6",
             "same-call-multi-index",
             "INFO",
             "the same call (same id) at several indexes",
+            # Two calls by index (sharing the id), or one by id.
             contests=_GROUPING,
+            readings=("by-id",),
         ),
         Quirk(
             "C7",
             "dup-index-in-chunk",
             "INFO",
             "two entries with the same index in one chunk",
-            contests=_GROUPING,
+            # By index or by id, one call: the entries keep their order within the chunk.
         ),
         Quirk("C8", "index-zero-falsy", None, "canonical index 0 (breaks `not index` clients)"),
         # D — argument payload shapes
@@ -337,7 +386,10 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "args-object",
             "INFO",
             "arguments streamed as a JSON object",
+            # Not a string, so no fragment ("" by the letter, C3), or the object as JSON:
+            # never "[object Object]".
             contests=frozenset({"arguments"}),
+            readings=("arguments-object-as-json",),
         ),
         Quirk(
             "D4",
@@ -351,7 +403,9 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "args-dup-final-flush",
             "INFO",
             "a final flush re-sends the full arguments",
+            # Appended (C3's letter: {…}{…}) or a flush that replaces: {…}.
             contests=frozenset({"arguments"}),
+            readings=("flush-replaces",),
         ),
         Quirk("D6", "args-char-dup", None, "characters duplicated at fragment boundaries"),
         Quirk("D7", "args-lost-multitoken", None, "arguments lost when a delta spans tokens"),
@@ -361,8 +415,10 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "INFO",
             "a tool call leaks as text markup",
             # Text by the letter, a call if the markup is parsed; the wire's finish and
-            # usage stand either way.
+            # usage stand either way. The markup's grammar is the vendor's, not one the
+            # oracle reads: a parse is unbounded.
             contests=_GROUPING | {"text"},
+            unbounded=True,
         ),
         Quirk(
             "D9",
@@ -384,7 +440,8 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "parallel-each-own-chunk-no-index",
             "INFO",
             "Gemini 3: each parallel call in its own chunk, unique id, no index",
-            contests=_GROUPING,
+            # By place or by id, two calls: no index joins them, so merging them is no
+            # reading.
         ),
         Quirk(
             "E3",

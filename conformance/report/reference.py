@@ -16,7 +16,7 @@ from fakeprovider.scenario import Scenario
 from ..invariants import CATALOGUE, Invariant
 from ..options import bundled_fixtures
 from ..quirks import QUIRK_TAG_PREFIX, QUIRKS, Quirk
-from ..verdicts import CONTRACTS, FAMILY_TITLES, family_of, reading_order
+from ..verdicts import ALT_READINGS, CONTRACTS, FAMILY_TITLES, family_of, reading_order
 
 _HEADER = """\
 # Invariant and quirk reference
@@ -103,9 +103,17 @@ def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
     contests = ", ".join(sorted(quirk.contests))
     return [
         f"| {quirk.id} | `{quirk.name}` | {quirk.level or '—'} | {contests or '—'} "
-        f"| {_cell(quirk.summary)} | {_fixture_list(tagged)} "
+        f"| {_readings(quirk)} | {_cell(quirk.summary)} | {_fixture_list(tagged)} "
         f"| {' '.join(f'<{url}>' for url in urls) or '—'} |"
     ]
+
+
+def _readings(quirk: Quirk) -> str:
+    """The readings a quirk admits besides the oracle's, as a table cell."""
+    named = [f"`{reading}`: {_cell(ALT_READINGS[reading])}" for reading in quirk.readings]
+    if quirk.unbounded:
+        named.append("any (a reading the oracle cannot make)")
+    return "; ".join(named) or "—"
 
 
 def render_invariant_reference() -> str:
@@ -122,11 +130,15 @@ def render_invariant_reference() -> str:
         "## Provider quirks",
         "",
         "Real-world stream shapes, each with the level it is graded at (MUST: one reading, "
-        "judged; INFO: ambiguous, the aspects it contests are only recorded; —: the invariants "
-        "of its family judge it), the fixtures tagged `quirk-<ID>`, and where it was seen.",
+        "judged; INFO: ambiguous on the wire; —: the invariants of its family judge it), the "
+        "aspects of the outcome an INFO quirk contests and the readings of the wire it admits "
+        "besides the oracle's, the fixtures tagged `quirk-<ID>`, and where it was seen. A "
+        "difference in a contested aspect is only recorded where the outcome equals one of "
+        "the readings; an outcome equal to none is judged there too, at each invariant's "
+        "level. An INFO quirk whose readings all agree contests nothing.",
         "",
-        "| id | name | level | contests | summary | fixtures | seen at |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| id | name | level | contests | other readings | summary | fixtures | seen at |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for quirk in QUIRKS.values():
         lines += _quirk_rows(quirk, scenarios)

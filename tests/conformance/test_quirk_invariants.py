@@ -33,10 +33,12 @@ from fakeprovider.scenario import Scenario
 
 
 class FixedCall:
-    """Always reports one call_a/get_weather call, whatever the wire said, and may leave
-    a block open (a grammar breach, G6) to show grammar is judged on every reading."""
+    """Always reports one call_a/get_weather call with ``arguments``, whatever the wire said,
+    and may leave a block open (a grammar breach, G6) to show grammar is judged on every
+    reading."""
 
-    def __init__(self, *, leave_open: bool = False) -> None:
+    def __init__(self, *, arguments: str = "{}", leave_open: bool = False) -> None:
+        self.arguments = arguments
         self.leave_open = leave_open
         self.hello = Hello(
             protocol=PROTOCOL_VERSION,
@@ -48,9 +50,11 @@ class FixedCall:
     async def run(self, case: RunCase, http_client: httpx.AsyncClient) -> AsyncIterator[Event]:
         # One real request, its body read and ignored: the outcome is fixed.
         await http_client.post(f"{case.base_url}/chat/completions", json=case.request)
-        call = ToolCallBlock(id="call_a", name="get_weather", arguments="{}")
+        call = ToolCallBlock(id="call_a", name="get_weather", arguments=self.arguments)
         yield BlockStart(index=0, block_type="tool-call")
-        yield ToolCallDelta(index=0, id="call_a", name="get_weather", arguments_delta="{}")
+        yield ToolCallDelta(
+            index=0, id="call_a", name="get_weather", arguments_delta=self.arguments
+        )
         if not self.leave_open:
             yield BlockEnd(index=0, block=call)
         yield Finish(reason="tool-calls")
@@ -77,13 +81,21 @@ def _judge(adapter: object, scenario: Scenario) -> dict[str, str]:
     return {inv: v.verdict for inv, v in result.cases[0].verdicts.items()}
 
 
-def test_an_ambiguous_quirk_is_recorded_not_failed() -> None:
-    verdicts = _judge(FixedCall(), _same_index_calls("quirk-C2", INFO_TAG))
+def test_an_ambiguous_quirk_read_another_way_is_recorded_not_failed() -> None:
+    # Index 0 read as one call: the first id and name, the arguments joined (C2's other
+    # reading). Would fail: the oracle reads two calls. The quirk contests the calls only.
+    verdicts = _judge(FixedCall(arguments="{}{}"), _same_index_calls("quirk-C2", INFO_TAG))
     assert verdicts["Q2"] == "info"
-    # Would fail: the oracle reads two calls. The quirk contests the tool calls only.
     assert verdicts["C3"] == verdicts["T3"] == verdicts["Q1"] == "info"
     assert verdicts["C5"] == "pass"
     assert "fail" not in verdicts.values()
+
+
+def test_an_ambiguous_quirk_read_no_way_fails() -> None:
+    # One call with the first call's arguments only: no reading of index 0 loses the second.
+    verdicts = _judge(FixedCall(), _same_index_calls("quirk-C2", INFO_TAG))
+    assert verdicts["Q2"] == "info"
+    assert [id for id, verdict in verdicts.items() if verdict == "fail"] == ["T3"]
 
 
 def test_the_same_stream_is_judged_when_not_marked_ambiguous() -> None:

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import time
+from typing import get_args
+
 import pytest
 
-from conformance.events import RetryPolicy
+from conformance.events import BlockEnd, Capabilities, Finish, RetryPolicy
+from conformance.invariants.evidence import ObservedAttempt, outcome_differences
 from conformance.options import bundled_fixtures
-from conformance.oracle import ExpectedAttempt, expected_outcome
+from conformance.oracle import ExpectedAttempt, expected_attempt, expected_outcome
 from conformance.quirks import (
     ASPECTS,
     CONTESTS_TAG_PREFIX,
     INFO_TAG,
     QUIRKS,
     TRANSFORMS,
+    admitted_readings,
     contested_aspects,
     quirk_ids,
+    unbounded_reading,
     with_quirks,
 )
+from conformance.verdicts import AltReading
 from fakeprovider.build import ScenarioBuilder, StreamBuilder, stream, tool_call_entry
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario, StreamAttempt
 from fakeprovider.wire import encode_stream
 
+EVERY = Capabilities(deltas=True, reasoning=True, usage=True, retry=True, error_codes=True)
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
 
 
@@ -165,9 +173,38 @@ def test_quirk_fixture_is_traceable_and_levelled(scenario: Scenario) -> None:
         assert INFO_TAG in scenario.tags, "an ambiguous quirk is recorded, not judged"
 
 
-def test_only_ambiguous_quirks_contest_an_aspect() -> None:
+def test_only_ambiguous_quirks_contest_an_aspect_and_only_with_another_reading() -> None:
     for quirk in QUIRKS.values():
-        assert bool(quirk.contests) == (quirk.level == "INFO"), quirk.id
+        assert not quirk.contests or quirk.level == "INFO", quirk.id
+        # An aspect is open where another reading of the wire gives another outcome.
+        assert bool(quirk.contests) == bool(quirk.readings or quirk.unbounded), quirk.id
+
+
+AMBIGUOUS_FIXTURES = [s for s in load_fixtures([bundled_fixtures()]) if INFO_TAG in s.tags]
+
+
+@pytest.mark.parametrize("scenario", AMBIGUOUS_FIXTURES, ids=[s.id for s in AMBIGUOUS_FIXTURES])
+def test_each_admitted_reading_differs_only_in_what_is_contested(scenario: Scenario) -> None:
+    """The audit as data: each reading a fixture admits is one the oracle makes, gives
+    another outcome than the oracle's own, and differs from it only in contested aspects."""
+    contested = contested_aspects(scenario)
+    readings = admitted_readings(scenario)
+    assert set(readings) <= set(get_args(AltReading)), readings
+    open_ended = unbounded_reading(scenario)
+    assert bool(readings or open_ended) == bool(contested), "an open aspect has another reading"
+    now = time.time()
+    default = expected_attempt(scenario, 1, now=now)
+    for alt in readings:
+        other = expected_attempt(scenario, 1, now=now, alt=alt)
+        found = {d.aspect for d in outcome_differences(_as_reported(other), default, EVERY)}
+        assert found, f"{alt} reads {scenario.id} as the oracle does"
+        assert found <= set(contested), (alt, found)
+
+
+def _as_reported(attempt: ExpectedAttempt) -> ObservedAttempt:
+    blocks = attempt.blocks if attempt.success else ()
+    ends = [BlockEnd(index=index, block=block) for index, block in enumerate(blocks)]
+    return ObservedAttempt(1, (*ends, Finish(reason=attempt.reason, code=attempt.code)))
 
 
 @pytest.mark.parametrize("scenario", QUIRK_FIXTURES, ids=[s.id for s in QUIRK_FIXTURES])
@@ -190,10 +227,11 @@ def _tagged(*tags: str) -> Scenario:
 
 def test_each_contested_aspect_names_what_leaves_it_open() -> None:
     # A plain tag ("reasoning") names no aspect; the first source of an aspect names it.
-    scenario = _tagged("quirk-D5", "quirk-C1", "contests:text", "reasoning", "contests:usage")
+    scenario = _tagged("quirk-D5", "quirk-C2", "contests:text", "reasoning", "contests:usage")
     assert contested_aspects(_tagged(*scenario.tags, INFO_TAG)) == {
         "text": "this stream (A stream)",
-        "tool-calls": "quirk C1 (tool-call entries without index)",
+        "tool-calls": "quirk C2 (every parallel call uses index 0)",
+        "ids": "quirk C2 (every parallel call uses index 0)",
         "arguments": "quirk D5 (a final flush re-sends the full arguments)",
         "usage": "this stream (A stream)",
     }
@@ -202,6 +240,14 @@ def test_each_contested_aspect_names_what_leaves_it_open() -> None:
 
 def test_an_ambiguous_stream_that_names_nothing_leaves_every_aspect_open() -> None:
     assert list(contested_aspects(_tagged(INFO_TAG))) == list(ASPECTS)
+    assert unbounded_reading(_tagged(INFO_TAG))
+
+
+def test_a_quirk_whose_readings_agree_contests_nothing() -> None:
+    """C3 (the first call at index 1): ambiguous on the wire, one outcome either way."""
+    assert contested_aspects(_tagged("quirk-C3", INFO_TAG)) == {}
+    assert admitted_readings(_tagged("quirk-C3", INFO_TAG)) == ()
+    assert not unbounded_reading(_tagged("quirk-C3", INFO_TAG))
 
 
 def test_quirk_corpus_size() -> None:
