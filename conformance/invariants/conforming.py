@@ -91,11 +91,10 @@ def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
 
 def _delta(index: int, block: Block) -> Event:
     if isinstance(block, ToolCallBlock):
-        return ToolCallDelta(
-            index=index,
-            id=block.id or None,
-            name=block.name or None,
-            arguments_delta=block.arguments,
+        # An identity the wire never sent is absent, not null (G8).
+        identity = {key: value for key, value in (("id", block.id), ("name", block.name)) if value}
+        return ToolCallDelta.model_validate(
+            {"index": index, "arguments_delta": block.arguments, **identity}
         )
     if isinstance(block, ReasoningBlock):
         return ReasoningDelta(index=index, text=block.text)

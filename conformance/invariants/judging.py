@@ -18,11 +18,13 @@ together (INVARIANTS.md, "Contracts"):
   boundary any lost identity crosses), and the catch-alls (Q1, R8) only when nobody else
   found it; invariants of one rank that report the very same difference (one stream that
   has two of their features) report it once, under the one whose verdict weighs most
-  (among equals the first in the documented order G, C, T, E, S, H, R, Q);
+  (among equals the first in the documented order G, C, T, E, S, H, R, Q); a retry
+  decision a general rule and a narrower one both report is the narrower one's;
 - the level under the contract turns a breach into a verdict: MUST → fail, SHOULD →
   non-strict (fail with ``strict``), INFO → info; on an ambiguous quirk, a breach in an
-  aspect of the outcome the quirk contests (INVARIANTS.md §Q) is recorded as info, and
-  explains no other breach: losing what the quirk leaves alone is judged at its level.
+  aspect of the outcome the quirk contests (INVARIANTS.md §Q) is recorded as info where the
+  outcome equals one of the quirk's readings, and explains no other breach: losing what the
+  quirk leaves alone, or an outcome equal to no reading, is judged at its level.
 """
 
 from __future__ import annotations
@@ -259,9 +261,21 @@ def _reported_once(
     for id in readings:
         if reporter[judged[id][1].reason] != id:
             explained[id] = f"reported under {reporter[judged[id][1].reason]}"
+    for general, narrower in _NARROWER_DECISION.items():
+        same = general in ids and narrower in ids
+        if same and judged[general][1].reason == judged[narrower][1].reason:
+            explained[general] = f"reported under {narrower}"
     return [id for id in ids if id not in explained]
 
 
 # How the stream was read. A retry decision is judged by several rules on purpose (R1 the
-# decision, R3 a case that removes a code...), each reporting the decision it covers.
+# decision, R3 a case that removes a code...), each reporting the decision it covers: two
+# that report different reasons judge different decisions (or the same one two ways), so
+# the R family is left out of that dedup.
 _READING_FAMILIES = frozenset({"S", "T", "E", "C"})
+# The one exception, the very same decision under a general rule and a narrower one: a
+# default-policy refusal code (EMPTY_RESPONSE, MALFORMED_TOOL_CALL) or a code the case removed,
+# retried wrongly, breaks R1 (every code's decision) and R3 (exactly those codes) with one
+# reason. R3 reports it: it names the rule the decision breaks (the harness notes' "retried by
+# default", or the case's removal), where R1 only restates the decision. General → narrower.
+_NARROWER_DECISION = {"R1": "R3"}

@@ -34,7 +34,7 @@ from conformance.invariants.conforming import conforming_events, conforming_evid
 from conformance.invariants.evidence import Evidence
 from conformance.invariants.judging import Finding, judge_evidence
 from conformance.options import RunOptions, bundled_fixtures
-from conformance.oracle import ExpectedAttempt, expected_outcome
+from conformance.oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
 from conformance.quirks import admitted_readings
 from conformance.verdicts import ATTENTION, CONTRACTS, AltReading, Contract
 from fakeprovider.build import ScenarioBuilder, http_error, stream
@@ -487,6 +487,29 @@ def test_a_retry_past_the_case_timeout_is_rightly_not_started() -> None:
     )
     assert "R1" in failing(quick)
     assert failing(dataclasses.replace(quick, timeout_s=0.001)) == []
+
+
+def not_retried(fixture: str) -> Evidence:
+    """``fixture`` as reported by an adapter that stops after its first attempt."""
+    case = conforming(fixture)
+    first = ExpectedOutcome(case.expected.attempts[:1])
+    return dataclasses.replace(case, events=conforming_events(first), requests=case.requests[:1])
+
+
+@pytest.mark.parametrize("fixture", ["retry-empty-then-text", "retry-unidentified-tool-then-tool"])
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_a_default_refusal_code_not_retried_is_reported_once_under_r3(
+    fixture: str, contract: Contract
+) -> None:
+    """R1 and R3 see the same decision; R3, the rule for exactly these codes, reports it."""
+    judged = judge_evidence(dataclasses.replace(not_retried(fixture), contract=contract))
+    attention = {id: f.verdict for id, f in judged.items() if f.verdict in ATTENTION}
+    assert attention == {"R3": "fail"}
+    assert judged["R1"] == Finding("n/a", "reported under R3")
+
+
+def test_another_retryable_code_not_retried_is_r1_s() -> None:
+    assert failing(not_retried("retry-500-503-then-text")) == ["R1"]
 
 
 def test_a_2xx_error_response_may_be_read_as_a_body_with_no_events() -> None:
