@@ -3,14 +3,16 @@ where it is not.
 
 Which quirk a scenario shows comes from its ``quirk-<ID>`` tags and the catalogue in
 :mod:`conformance.quirks`. An ambiguous scenario (tagged ``level:info``) leaves some aspects
-of the outcome open (:func:`conformance.quirks.contested_aspects`): a breach there is
-recorded as ``info`` by the registry, while the rest of the stream is judged as anywhere
-else. Q2 states what the adapter made of it.
+of the outcome open (:func:`conformance.quirks.contested_aspects`) to the readings of the
+wire it admits (:func:`conformance.quirks.admitted_readings`): a breach there is recorded as
+``info`` by the registry where the outcome equals one of them, and judged where it equals
+none; the rest of the stream is judged as anywhere else. Q2 states what the adapter made of
+it.
 """
 
 from __future__ import annotations
 
-from ..quirks import graded_quirks, recorded_only
+from ..quirks import contested_aspects, graded_quirks, recorded_only
 from .common import judge_attempts, same_outcome
 from .evidence import Evidence, tool_calls
 from .registry import Judgement, Scope, held, invariant
@@ -32,7 +34,8 @@ QUIRKY = Scope(
     "MUST",
     "A stream with a provider quirk gets the outcome the oracle reads from the wire (for an "
     "encoding quirk: the canonical stream's), in every attempt; for an ambiguous quirk, in "
-    "every aspect the quirk does not contest.",
+    "every aspect the quirk does not contest, and in those it does, the outcome of one of "
+    "the readings it admits.",
     source=SOURCE + " (A1-A7, A9-A12, B1, D1, D2, D4, E1, F, G, H, I1-I7; and the "
     "uncontested rest of C1-C7, D3, D5, D8, E2)",
     scope=QUIRKY,
@@ -68,6 +71,15 @@ def check_ambiguous_quirk(evidence: Evidence) -> Judgement | None:
     calls = [(call.id, call.name, call.arguments) for call in tool_calls(final.blocks)]
     kinds = [block.type for block in final.blocks]
     return held(
-        f"open: {', '.join(evidence.contested)}; attempt {final.number}: {final.describe()}; "
+        f"{_open(evidence)}; attempt {final.number}: {final.describe()}; "
         f"blocks {kinds}; tool calls {calls!r}"
     )
+
+
+def _open(evidence: Evidence) -> str:
+    """What the quirk leaves open, and whether the outcome is one of its readings."""
+    contested = contested_aspects(evidence.scenario)
+    if not contested:
+        return "open: nothing (every reading of the wire gives one outcome)"
+    read = "one of its readings" if evidence.contested else "none of its readings (judged)"
+    return f"open: {', '.join(contested)}; the outcome is {read}"

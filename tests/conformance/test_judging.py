@@ -349,7 +349,9 @@ def test_object_arguments_read_either_way_are_recorded(arguments: str, contract:
 def test_object_arguments_equal_to_no_reading_fail(contract: Contract) -> None:
     case = read_as("minimax-arguments-object", _arguments("[object Object]"))
     assert failing(case, contract) == ["C3"]
-    assert "leaves" not in judge_evidence(case)["C3"].reason
+    judged = judge_evidence(case)
+    assert "leaves" not in judged["C3"].reason
+    assert "the outcome is none of its readings" in judged["Q2"].reason
 
 
 def _call(**fields: str) -> Callable[[tuple[Block, ...]], tuple[Block, ...]]:
@@ -390,6 +392,7 @@ def test_each_reading_an_ambiguous_fixture_admits_is_recorded_not_failed(
     judged = judge_evidence(other)
     assert {id: f for id, f in judged.items() if f.verdict in ATTENTION} == {}
     assert any(f.verdict == "info" and f.reason.startswith("recorded: ") for f in judged.values())
+    assert "the outcome is one of its readings" in judged["Q2"].reason
 
 
 def test_an_arguments_quirk_leaves_the_call_identity_judged() -> None:
