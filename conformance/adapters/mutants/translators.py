@@ -113,6 +113,16 @@ class LateIdentityRefused(StreamTranslator):
             super()._accept_identity(block, part)
 
 
+class IdentityFromLastDelta(StreamTranslator):
+    """`call.id = delta.id or ""`: each delta's identity replaces the call's, absent or not,
+    so a canonical stream (continuations without id or name) closes the call with "" ids."""
+
+    @override
+    def _accept_identity(self, block: OpenBlock, part: ToolCallPart) -> None:
+        block.call_id = part.call_id or ""
+        block.name = part.name or ""
+
+
 class UnidentifiedClosedEmpty(StreamTranslator):
     """A call still missing its id or name at [DONE] is closed with "" (harness HEAD)."""
 
