@@ -138,6 +138,13 @@ function asObject(value, name) {
   return value;
 }
 
+// Once a call has its id and name, an entry at its key that brings another id and a name is the
+// next call: Gemini sends each parallel call without index (each at place 0), Ollama every one at
+// index 0. Merged, they would run one tool on invalid JSON.
+function anotherCall(block, call) {
+  return Boolean(block.id && block.name && call.id && call.id !== block.id && call.name);
+}
+
 // Shape-check a whole chunk before applying any of it: { choices: [parts], usage: event|null }.
 function readChunk(document) {
   if (!isObject(document)) throw new Malformed("the payload is not a JSON object");
@@ -236,7 +243,9 @@ class Translator {
         events.push({ type: "text-delta", index: this.text, text: content });
       }
       for (const call of calls) {
-        const index = this.open("tool-call", this.tools.get(call.key) ?? null, events);
+        let known = this.tools.get(call.key) ?? null;
+        if (known !== null && anotherCall(this.blocks[known], call)) known = null;
+        const index = this.open("tool-call", known, events);
         this.tools.set(call.key, index);
         const block = this.blocks[index];
         block.id = block.id ?? call.id; // set once, never concatenated

@@ -175,6 +175,13 @@ def identity(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def another_call(block: Event, call_id: str | None, name: str | None) -> bool:
+    """Once a call has its id and name, an entry at its key that brings another id and a
+    name is the next call: Gemini sends each parallel call without index (each at place 0),
+    Ollama every one at index 0. Merged, they would run one tool on invalid JSON."""
+    return bool(block["id"] and block["name"] and call_id not in (None, block["id"]) and name)
+
+
 def read_chunk(document: Any) -> tuple[list[Any], Event | None]:
     """Shape-check a whole chunk before applying any of it: ([choice parts], usage event)."""
     if not isinstance(document, dict):
@@ -291,7 +298,10 @@ class Translator:
                 self.blocks[self.text]["parts"].append(content)
                 events.append({"type": "text-delta", "index": self.text, "text": content})
             for key, call_id, name, arguments in calls:
-                index = self.tools[key] = self.open("tool-call", self.tools.get(key), events)
+                known = self.tools.get(key)
+                if known is not None and another_call(self.blocks[known], call_id, name):
+                    known = None
+                index = self.tools[key] = self.open("tool-call", known, events)
                 block = self.blocks[index]
                 block["id"] = block["id"] or call_id  # set once, never concatenated
                 block["name"] = block["name"] or name

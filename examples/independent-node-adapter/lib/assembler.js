@@ -113,8 +113,18 @@ export class Assembler {
     // An entry without `index` takes its position in the array; indexes are compared as
     // JSON values, so 0 and "0" are two calls.
     const key = JSON.stringify(absent(entry.index) ? position : entry.index);
+    const fn = isObject(entry.function) ? entry.function : {};
     let call = this.#calls.get(key);
-    if (!call) {
+    // Once a call has its id and name, an entry at its key bringing another id and a name is
+    // the next call (Gemini sends each parallel call without index, Ollama all at index 0):
+    // merged, one tool would run on invalid JSON.
+    const another =
+      call?.id !== undefined &&
+      call?.name !== undefined &&
+      nonEmptyString(entry.id) &&
+      entry.id !== call.id &&
+      nonEmptyString(fn.name);
+    if (!call || another) {
       call = { id: undefined, name: undefined, args: '' };
       call.index = this.#open(events, 'tool-call', () => ({
         type: 'tool-call',
@@ -124,7 +134,6 @@ export class Assembler {
       })).index;
       this.#calls.set(key, call);
     }
-    const fn = isObject(entry.function) ? entry.function : {};
     // T1/T2/T4: the first non-empty string wins; "", null, non-strings and repeats are inert.
     if (call.id === undefined && nonEmptyString(entry.id)) call.id = entry.id;
     if (call.name === undefined && nonEmptyString(fn.name)) call.name = fn.name;
