@@ -73,7 +73,8 @@ def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     "C3",
     "MUST",
     "Tool-call arguments are the raw concatenation of their fragments, never parsed or "
-    "re-serialised (interop: equal as JSON passes; invalid JSON stays raw).",
+    're-serialised (interop: equal as JSON passes, a no-argument call\'s "" is {}; invalid '
+    "JSON stays raw).",
     source=HARNESS,
     reads=("arguments",),
     rationale=(

@@ -34,6 +34,7 @@ from ..events import (
     TextDelta,
     ToolCallBlock,
     Usage,
+    no_arguments,
 )
 from ..options import DEFAULT_POLICY, case_policy
 from ..oracle import (
@@ -582,7 +583,9 @@ def _leak(
         for call in _discarded_calls(served, observed):
             for aspect, field in parts:
                 piece = getattr(call, field)
-                if piece and _occurrences(piece, shown_calls, field) > _occurrences(
+                if _carries_nothing(field, piece):
+                    continue
+                if _occurrences(piece, shown_calls, field) > _occurrences(
                     piece, wanted_calls, field
                 ):
                     return Difference(
@@ -591,6 +594,11 @@ def _leak(
                         f"reappears in the visible outcome: {_describe_calls(shown_calls)}",
                     )
     return None
+
+
+def _carries_nothing(field: str, piece: str) -> bool:
+    """An empty id, or a no-argument call's arguments: nothing that could leak."""
+    return not piece or (field == "arguments" and no_arguments(piece))
 
 
 def _occurrences(piece: str, calls: list[ToolCallBlock], field: str) -> int:

@@ -518,3 +518,49 @@ def test_what_a_failed_attempt_did_not_hand_over_follows_from_its_failure() -> N
     judged = judge_evidence(failed)
     assert [id for id, found in judged.items() if found.verdict == "fail"] == ["C5"]
     assert not {"C1", "C4"} & judged.keys()  # not exercised: the attempt held nothing
+
+
+# --- interop compares with the interop reading (INVARIANTS.md v1.2) ---
+# Each case is the smallest stream that showed a false failure, read by a small honest
+# adapter that makes one lossless choice a real library makes.
+
+
+def no_arguments_as_braces(event: Event) -> list[Event]:
+    """A library that hands over a no-argument call's ``""`` as ``"{}"``."""
+    if isinstance(event, ToolCallDelta) and not event.arguments_delta.strip():
+        return [event.model_copy(update={"arguments_delta": "{}"})]
+    block = event.block if isinstance(event, BlockEnd) else None
+    if isinstance(block, ToolCallBlock) and not block.arguments.strip():
+        return [event.model_copy(update={"block": block.model_copy(update={"arguments": "{}"})})]
+    return [event]
+
+
+def _no_argument_stop() -> Evidence:
+    call = stream().role().tool_call(0, id="call_1", type="function", name="now", arguments="")
+    return _built(call.finish("stop").done())
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda: conforming("no-arg-call-empty-arguments"),
+        lambda: conforming("llamacpp-parallel-first-args-empty"),  # T3 saw it too
+        _no_argument_stop,  # and E5, a call that ends stop
+    ],
+)
+def test_a_no_argument_call_handed_over_as_braces_loses_nothing(
+    case: Callable[[], Evidence],
+) -> None:
+    braces = with_events(case(), no_arguments_as_braces)
+    assert failing(braces, "interop") == []
+    assert failing(braces, "harness") == ["C3"]  # the raw form is the harness's rule
+
+
+def test_a_no_argument_call_handed_over_as_braces_after_a_discarded_call_is_no_leak() -> None:
+    """Attempt 1's unidentified call sent {}: the retried call's {} is no argument of it (R7)."""
+    unidentified = stream().role().tool_call(0, type="function", name="now", arguments="{}")
+    retried = stream().role().tool_call(0, id="call_1", type="function", name="now", arguments="")
+    case = _built(unidentified.finish("tool_calls").done(), retried.finish("tool_calls").done())
+    braces = with_events(case, no_arguments_as_braces)
+    assert verdicts(braces, "interop")["R7"] == "pass"
+    assert failing(braces, "interop") == []
