@@ -22,6 +22,7 @@ from conformance.events import (
     End,
     Event,
     Finish,
+    Retry,
     TextBlock,
     TextDelta,
     Thrown,
@@ -564,3 +565,16 @@ def test_a_no_argument_call_handed_over_as_braces_after_a_discarded_call_is_no_l
     braces = with_events(case, no_arguments_as_braces)
     assert verdicts(braces, "interop")["R7"] == "pass"
     assert failing(braces, "interop") == []
+
+
+def test_a_retry_announcing_the_code_its_attempt_failed_with_keeps_r9() -> None:
+    """S7 accepts an error frame surfaced under any code: R9 does not judge it again."""
+
+    def as_server(event: Event) -> list[Event]:
+        if isinstance(event, Finish | Retry) and event.code == "RATE_LIMIT":
+            return [event.model_copy(update={"code": "SERVER"})]
+        return [event]
+
+    case = with_events(conforming("openrouter-error-in-chunk-envelope"), as_server)
+    for contract in CONTRACTS:
+        assert verdicts(case, contract)["R9"] == "pass"
