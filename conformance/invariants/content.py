@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..events import ReasoningBlock, TextBlock, arguments_match
 from ..oracle import ExpectedAttempt
 from ..quirks import Aspect
-from .common import Compare, judge_attempts
+from .common import Compare, expected_failure, judge_attempts
 from .evidence import (
     Evidence,
     ObservedAttempt,
@@ -152,7 +152,9 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_finish_mapping(evidence: Evidence) -> Judgement | None:
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
+        if not wanted.success:  # an unknown reason: a failure under its upper-cased code
+            return expected_failure(seen, wanted, ev)
         finish = seen.finish
         # Interop: a turn that streamed tool calls may end tool-calls whatever came last.
         calls_finish = (
@@ -162,10 +164,7 @@ def check_finish_mapping(evidence: Evidence) -> Judgement | None:
             and bool(tool_calls(wanted.blocks))
         )
         if (finish is None or finish.reason != wanted.reason) and not calls_finish:
-            return f"{seen.describe()}, expected finish {wanted.reason} {wanted.code or ''}"
-        assert finish is not None
-        if ev.capabilities.error_codes and wanted.code and finish.code != wanted.code:
-            return f"finish error {finish.code}, expected {wanted.code}"
+            return breached(f"{seen.describe()}, expected finish {wanted.reason}")
         return None
 
     return judge_attempts(evidence, lambda w: w.success or "finish-unknown" in w.features, compare)

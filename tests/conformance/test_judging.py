@@ -526,6 +526,11 @@ def test_what_a_failed_attempt_did_not_hand_over_follows_from_its_failure() -> N
 # adapter that makes one lossless choice a real library makes.
 
 
+def read_once(case: Evidence, *events: Event) -> Evidence:
+    """``case`` as reported by an adapter that made one request and reported ``events``."""
+    return dataclasses.replace(case, events=(*events, End()), requests=case.requests[:1])
+
+
 def no_arguments_as_braces(event: Event) -> list[Event]:
     """A library that hands over a no-argument call's ``""`` as ``"{}"``."""
     if isinstance(event, ToolCallDelta) and not event.arguments_delta.strip():
@@ -567,6 +572,14 @@ def test_a_no_argument_call_handed_over_as_braces_after_a_discarded_call_is_no_l
     assert failing(braces, "interop") == []
 
 
+def test_a_thrown_failure_with_the_expected_code_passes_under_interop() -> None:
+    thrown = read_once(
+        conforming("reset-mid-stream"), Thrown(message="ReadError", code="TRANSPORT")
+    )
+    assert verdicts(thrown, "interop")["H3"] == "pass"
+    assert verdicts(thrown, "harness")["H3"] == "non-strict"
+
+
 def test_a_retry_announcing_the_code_its_attempt_failed_with_keeps_r9() -> None:
     """S7 accepts an error frame surfaced under any code: R9 does not judge it again."""
 
@@ -578,3 +591,17 @@ def test_a_retry_announcing_the_code_its_attempt_failed_with_keeps_r9() -> None:
     case = with_events(conforming("openrouter-error-in-chunk-envelope"), as_server)
     for contract in CONTRACTS:
         assert verdicts(case, contract)["R9"] == "pass"
+
+
+def test_a_tool_calls_finish_where_a_failure_came_last_is_described_as_reported() -> None:
+    """tool_calls, then content_filter: the last reason wins, a failure; the client's
+    tool-calls is named as it reported it."""
+    call = stream().role().tool_call(0, id="call_1", type="function", name="now", arguments="{}")
+    case = _built(call.finish("tool_calls").finish("content_filter").done())
+    final = case.expected.final
+    reported = conforming_with(case, dataclasses.replace(final, reason="tool-calls", code=None))
+    for contract in CONTRACTS:
+        judged = judge_evidence(dataclasses.replace(reported, contract=contract))
+        assert judged["C5"] == Finding(
+            "fail", "attempt 1: finish tool-calls, expected finish error CONTENT_FILTER"
+        )
