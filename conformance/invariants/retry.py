@@ -658,7 +658,8 @@ def check_visible_outcome(evidence: Evidence) -> Judgement | None:
         # is R1-R3's to judge, on what it saw.
         final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
         visible = ev.attempts[-1]
-        problem = outcome_difference(visible, final, ev.capabilities, ev.contested)
+        compared = ev.compared_with(visible, final)
+        problem = outcome_difference(visible, compared, ev.capabilities, ev.contested)
         if problem:
             return breached(
                 f"after {len(ev.attempts) - 1} retry event(s): {problem.detail}", problem.aspect
