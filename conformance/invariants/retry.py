@@ -598,11 +598,16 @@ def _leak(
 
 def _carries_nothing(field: str, piece: str) -> bool:
     """An empty id, or a no-argument call's arguments: nothing that could leak."""
-    return not piece or (field == "arguments" and no_arguments(piece))
+    return not _carried(field, piece)
+
+
+def _carried(field: str, value: str) -> str:
+    """What a call's field carries: a no-argument call's ``{}`` carries no ``{`` of anyone's."""
+    return "" if field == "arguments" and no_arguments(value) else value
 
 
 def _occurrences(piece: str, calls: list[ToolCallBlock], field: str) -> int:
-    return sum(str(getattr(call, field)).count(piece) for call in calls)
+    return sum(_carried(field, str(getattr(call, field))).count(piece) for call in calls)
 
 
 def _describe_calls(calls: list[ToolCallBlock]) -> str:

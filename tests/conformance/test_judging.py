@@ -572,6 +572,16 @@ def test_a_no_argument_call_handed_over_as_braces_after_a_discarded_call_is_no_l
     assert failing(braces, "interop") == []
 
 
+def test_a_no_argument_call_handed_over_as_braces_holds_no_fragment_of_a_discarded_call() -> None:
+    """Attempt 1 was reset after the fragment {: the retried call's {} holds none of it (R7)."""
+    call = stream().role().tool_call(0, id="call_1", type="function", name="now", arguments="{")
+    retried = stream().role().tool_call(0, id="call_1", type="function", name="now", arguments="")
+    case = _built(call.reset(), retried.finish("tool_calls").done())
+    braces = with_events(case, no_arguments_as_braces)
+    assert verdicts(braces, "interop")["R7"] == "pass"
+    assert failing(braces, "interop") == []
+
+
 @pytest.mark.parametrize(
     "ending",
     ["", "data: [DO"],  # a cut [DONE]: discarded unterminated (WHATWG), or unreadable flushed
