@@ -23,6 +23,9 @@ QUOTA: Final = "QUOTA"
 INVALID_REQUEST: Final = "INVALID_REQUEST"
 CONTEXT_WINDOW_EXCEEDED: Final = "CONTEXT_WINDOW_EXCEEDED"
 ABORTED: Final = "ABORTED"
+# A library's typed refusal of a `length` finish with no output (E4): the token limit cut
+# the attempt before anything was produced; retried unchanged it hits the same limit.
+MAX_TOKENS: Final = "MAX_TOKENS"
 
 # The fixed members of the vocabulary; `HTTP_<status>` and upper-cased wire finish reasons
 # (`CONTENT_FILTER`, ...) are open-ended and built by the helpers below.
@@ -41,6 +44,7 @@ CANONICAL_CODES: Final = frozenset(
         INVALID_REQUEST,
         CONTEXT_WINDOW_EXCEEDED,
         ABORTED,
+        MAX_TOKENS,
     }
 )
 

@@ -88,13 +88,26 @@ Block = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminato
 
 def arguments_match(seen: str, wanted: str) -> bool:
     """Tool-call arguments equal as written, or both valid JSON with the same value: what a
-    caller that parses them gets either way (only C3 asks for the raw form)."""
+    caller that parses them gets either way (only C3 asks for the raw form). A no-argument
+    call's ``""`` (or whitespace) is ``{}``: the tool runs with no arguments either way
+    (INVARIANTS.md v1.2, "No-argument calls")."""
     if seen == wanted:
         return True
     try:
-        return bool(json.loads(seen) == json.loads(wanted))
+        return bool(
+            json.loads(_no_arguments_as_object(seen)) == json.loads(_no_arguments_as_object(wanted))
+        )
     except ValueError:
         return False
+
+
+def _no_arguments_as_object(arguments: str) -> str:
+    return arguments if arguments.strip() else "{}"
+
+
+def no_arguments(arguments: str) -> bool:
+    """A no-argument call's arguments: ``""``, whitespace or ``{}``."""
+    return arguments_match(arguments, "")
 
 
 # --- events (adapter -> suite) ---

@@ -391,6 +391,7 @@ CanonicalCode = Literal[
     "INVALID_REQUEST",
     "CONTEXT_WINDOW_EXCEEDED",
     "ABORTED",
+    "MAX_TOKENS",
 ]
 CANONICAL_CODES: frozenset[str] = frozenset(get_args(CanonicalCode))
 _HTTP_STATUS_CODE = r"^HTTP_[1-5][0-9]{2}$"

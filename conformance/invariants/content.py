@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..events import ReasoningBlock, TextBlock, arguments_match
 from ..oracle import ExpectedAttempt
 from ..quirks import Aspect
-from .common import Compare, judge_attempts
+from .common import Compare, expected_failure, judge_attempts
 from .evidence import (
     Evidence,
     ObservedAttempt,
@@ -73,7 +73,8 @@ def check_reasoning_assembly(evidence: Evidence) -> Judgement | None:
     "C3",
     "MUST",
     "Tool-call arguments are the raw concatenation of their fragments, never parsed or "
-    "re-serialised (interop: equal as JSON passes; invalid JSON stays raw).",
+    're-serialised (interop: equal as JSON passes, a no-argument call\'s "" is {}; invalid '
+    "JSON stays raw).",
     source=HARNESS,
     reads=("arguments",),
     rationale=(
@@ -122,7 +123,8 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
         assert wanted.usage is not None
         if not seen.usages:
-            return "no usage reported, expected one"
+            # A thrown attempt hands over no usage: its failure's invariant judges the throw.
+            return None if seen.thrown is not None else "no usage reported, expected one"
         problem = usage_difference(seen.usages[-1], wanted.usage)
         if problem and ev.contract == "interop":
             # The wire's own figures (input including the cached tokens) lose nothing.
@@ -151,7 +153,9 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_finish_mapping(evidence: Evidence) -> Judgement | None:
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
+        if not wanted.success:  # an unknown reason: a failure under its upper-cased code
+            return expected_failure(seen, wanted, ev)
         finish = seen.finish
         # Interop: a turn that streamed tool calls may end tool-calls whatever came last.
         calls_finish = (
@@ -161,10 +165,7 @@ def check_finish_mapping(evidence: Evidence) -> Judgement | None:
             and bool(tool_calls(wanted.blocks))
         )
         if (finish is None or finish.reason != wanted.reason) and not calls_finish:
-            return f"{seen.describe()}, expected finish {wanted.reason} {wanted.code or ''}"
-        assert finish is not None
-        if ev.capabilities.error_codes and wanted.code and finish.code != wanted.code:
-            return f"finish error {finish.code}, expected {wanted.code}"
+            return breached(f"{seen.describe()}, expected finish {wanted.reason}")
         return None
 
     return judge_attempts(evidence, lambda w: w.success or "finish-unknown" in w.features, compare)

@@ -28,7 +28,7 @@ NOTE = (
     ),
 )
 def check_empty_response_refused(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("empty-stop"), _refused_with_usage)
+    return judge_attempts(evidence, has_feature("empty-stop"), _refused_with_usage, duty=True)
 
 
 def _refused_with_usage(
@@ -73,7 +73,9 @@ def check_whitespace_is_content(evidence: Evidence) -> Judgement | None:
 @invariant(
     "E4",
     "MUST",
-    "length with zero blocks stays max-tokens; tool_calls stays tool-calls.",
+    "length with zero blocks stays max-tokens; tool_calls stays tool-calls (interop: with no "
+    "call, stop from a library that exposes no finish reason passes, and so does an empty "
+    "length refused as MAX_TOKENS).",
     source=NOTE,
     rationale=(
         "max-tokens and tool-calls keep their meaning with no block: max-tokens tells the caller "

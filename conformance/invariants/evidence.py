@@ -198,9 +198,41 @@ class Evidence:
             None,
         )
 
-    def pairs(self) -> list[tuple[ObservedAttempt, ExpectedAttempt]]:
-        """Observed attempt n beside the oracle's attempt n (the one the provider served)."""
-        return [(observed, self.scenario_attempt(observed.number)) for observed in self.attempts]
+    def pairs(self, *, duty: bool = False) -> list[tuple[ObservedAttempt, ExpectedAttempt]]:
+        """Observed attempt n beside the oracle's attempt n (the one the provider served), as
+        the contract compares them (:meth:`compared_with`); beside the harness reading for a
+        checker of the harness duty itself (``duty``), which judges how it was relaxed."""
+        return [
+            (seen, wanted if duty else self.compared_with(seen, wanted))
+            for seen in self.attempts
+            for wanted in (self.scenario_attempt(seen.number),)
+        ]
+
+    def compared_with(self, seen: ObservedAttempt, wanted: ExpectedAttempt) -> ExpectedAttempt:
+        """What an observed attempt is compared with: the oracle's attempt, or under interop
+        its reading with the harness duties relaxed (INVARIANTS.md v1.2) that the attempt
+        ended as, the one it matches where several do: read as finished without [DONE], an
+        empty stop passed through, a finish reason not exposed. An attempt read as a success
+        where only a duty refuses one is compared with a relaxed success, so that what it
+        lost is named."""
+        readings = wanted.interop_readings
+        if self.contract != "interop" or not readings or self._ended_as(seen, wanted):
+            return wanted
+        alike = [reading for reading in readings if self._ended_as(seen, reading)]
+        if not alike and not seen.failed and not wanted.success:
+            alike = [reading for reading in readings if reading.success]
+        same = (r for r in alike if not self._differs(seen, r))
+        return next(same, alike[0] if alike else wanted)
+
+    def _differs(self, seen: ObservedAttempt, wanted: ExpectedAttempt) -> bool:
+        return outcome_difference(seen, wanted, self.capabilities, self.contested) is not None
+
+    def _ended_as(self, seen: ObservedAttempt, wanted: ExpectedAttempt) -> bool:
+        if wanted.success:
+            return (
+                seen.finish is not None and not seen.failed and seen.finish.reason == wanted.reason
+            )
+        return seen.failed and (not self.capabilities.error_codes or seen.code == wanted.code)
 
     def scenario_attempt(self, number: int) -> ExpectedAttempt:
         if number <= len(self.expected.attempts):

@@ -126,16 +126,16 @@ def _kept_before_done(seen: ObservedAttempt, wanted: ExpectedAttempt, reasoning:
     ),
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("no-done"), _closed_before_done)
+    return judge_attempts(evidence, has_feature("no-done"), _closed_before_done, duty=True)
 
 
 def _closed_before_done(
     seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
 ) -> Judgement | None:
-    finished = wanted.finished_reading
-    if evidence.contract == "interop" and finished is not None and not seen.failed:
-        # The finish had arrived: reading the stream as complete loses nothing (interop INFO),
-        # provided what was read is what the wire sent.
+    finished = evidence.compared_with(seen, wanted)
+    if finished is not wanted:
+        # Interop: the finish had arrived, and reading the stream as complete loses nothing
+        # (recorded), provided what was read is what the wire sent.
         problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
         if problem:
             return breached(

@@ -34,6 +34,7 @@ from ..events import (
     TextDelta,
     ToolCallBlock,
     Usage,
+    no_arguments,
 )
 from ..options import DEFAULT_POLICY, case_policy
 from ..oracle import (
@@ -582,7 +583,9 @@ def _leak(
         for call in _discarded_calls(served, observed):
             for aspect, field in parts:
                 piece = getattr(call, field)
-                if piece and _occurrences(piece, shown_calls, field) > _occurrences(
+                if _carries_nothing(field, piece):
+                    continue
+                if _occurrences(piece, shown_calls, field) > _occurrences(
                     piece, wanted_calls, field
                 ):
                     return Difference(
@@ -593,8 +596,18 @@ def _leak(
     return None
 
 
+def _carries_nothing(field: str, piece: str) -> bool:
+    """An empty id, or a no-argument call's arguments: nothing that could leak."""
+    return not _carried(field, piece)
+
+
+def _carried(field: str, value: str) -> str:
+    """What a call's field carries: a no-argument call's ``{}`` carries no ``{`` of anyone's."""
+    return "" if field == "arguments" and no_arguments(value) else value
+
+
 def _occurrences(piece: str, calls: list[ToolCallBlock], field: str) -> int:
-    return sum(str(getattr(call, field)).count(piece) for call in calls)
+    return sum(_carried(field, str(getattr(call, field))).count(piece) for call in calls)
 
 
 def _describe_calls(calls: list[ToolCallBlock]) -> str:
@@ -650,7 +663,8 @@ def check_visible_outcome(evidence: Evidence) -> Judgement | None:
         # is R1-R3's to judge, on what it saw.
         final = ev.scenario_attempt(len(ev.requests)) if ev.requests else ev.expected.final
         visible = ev.attempts[-1]
-        problem = outcome_difference(visible, final, ev.capabilities, ev.contested)
+        compared = ev.compared_with(visible, final)
+        problem = outcome_difference(visible, compared, ev.capabilities, ev.contested)
         if problem:
             return breached(
                 f"after {len(ev.attempts) - 1} retry event(s): {problem.detail}", problem.aspect
@@ -715,11 +729,11 @@ def _unannounced(ev: Evidence) -> str | None:
 
 
 def _misannounced(ev: Evidence, wait: Wait, retry: Retry) -> str | None:
+    # The code the attempt truly failed with is announced: whether that was the right code
+    # is the attempt's own invariant's to judge (H1, S7...), not R9's again.
     failed_with = ev.attempts[wait.retry - 1].code
     if retry.code != failed_with:
         return f"announces {retry.code}; its attempt failed with {failed_with}"
-    if ev.capabilities.error_codes and retry.code != wait.failed.code:
-        return f"announces {retry.code}; expected {wait.failed.code}"
     if retry.delay_ms < 0:
         return f"announces a negative delay ({retry.delay_ms} ms)"
     honest = retry.delay_ms - _retry_after_tolerance(wait)

@@ -28,9 +28,14 @@ class ExpectedAttempt:
     # read besides Retry-After (retry-after-ms, x-should-retry).
     headers: tuple[tuple[str, str], ...] = ()
     features: frozenset[str] = frozenset()
-    # A body that closed after its finish but before [DONE]: the attempt read as if [DONE]
-    # had come, which the interop contract accepts (S5).
-    finished_reading: ExpectedAttempt | None = None
+    # The attempt read with the harness's duties relaxed (INVARIANTS.md v1.2, "Interop
+    # compares with the interop reading"): a body that closed after its finish but before
+    # [DONE] read as if [DONE] had come (S5), an empty stop as the wire sent it (E1), a
+    # tool-calls turn with no call as the stop of a library that exposes no finish reason,
+    # a length turn with no output refused as MAX_TOKENS (E4). Each loses nothing the wire
+    # sent; the interop contract compares with the one the adapter's attempt ended as
+    # (Evidence.compared_with).
+    interop_readings: tuple[ExpectedAttempt, ...] = ()
 
     @property
     def success(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..codes import (
     EMPTY_RESPONSE,
     MALFORMED_RESPONSE,
     MALFORMED_TOOL_CALL,
+    MAX_TOKENS,
     SERVER,
     ConformanceError,
 )
@@ -310,32 +312,39 @@ class _Reading:
         unidentified = [c for c in self._tool_calls() if not c.id or not c.name]
         if unidentified:
             self.features.add("tool-unidentified")
-            return self._refusal(number, MALFORMED_TOOL_CALL, blocks)
+            return self._ended(number, "error", MALFORMED_TOOL_CALL)
         reason = "content_filter" if self.refused else self.finish_reason
         mapped = _FINISH_REASONS.get(reason, "error") if reason is not None else "stop"
         self._content_features(mapped)
         if mapped == "stop" and not blocks:
-            return self._refusal(number, EMPTY_RESPONSE, blocks)
+            refused = self._ended(number, "error", EMPTY_RESPONSE)
+            # E1's refusal is the harness's duty: the empty stop as sent loses nothing.
+            return dataclasses.replace(refused, interop_readings=(self._ended(number, "stop"),))
         code = reason.upper() if mapped == "error" and reason is not None else None
         if code:
             self.features.add("finish-unknown")
-        return ExpectedAttempt(
-            number,
-            mapped,
-            code,
-            blocks,
-            self.usage,
-            billed_usage=self.usage,
-            features=frozenset(self.features),
-        )
+        ended = self._ended(number, mapped, code)
+        return dataclasses.replace(ended, interop_readings=self._lossless_endings(number, mapped))
 
-    def _refusal(self, number: int, code: str, blocks: tuple[Block, ...]) -> ExpectedAttempt:
-        # T5 and E1: the usage the wire sent is still reported, before the failure.
+    def _lossless_endings(self, number: int, mapped: str) -> tuple[ExpectedAttempt, ...]:
+        """How a successful attempt may also end under interop, losing nothing (E4, v1.2)."""
+        if mapped == "tool-calls" and not self._tool_calls():
+            # No call streamed: a library that exposes no finish reason reports stop, and
+            # its caller does what it does for tool-calls with no call.
+            return (self._ended(number, "stop"),)
+        if mapped == "max-tokens" and not self.blocks:
+            # Cut before any output: a library's typed refusal says exactly that.
+            return (self._ended(number, "error", MAX_TOKENS),)
+        return ()
+
+    def _ended(self, number: int, reason: str, code: str | None = None) -> ExpectedAttempt:
+        """The attempt as read, ending so; a refusal (T5, E1) still reports the wire's usage
+        before its failure."""
         return ExpectedAttempt(
             number,
-            "error",
+            reason,
             code,
-            blocks,
+            tuple(self._assembled(block) for block in self.blocks),
             self.usage,
             billed_usage=self.usage,
             features=frozenset(self.features),

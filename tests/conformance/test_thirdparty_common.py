@@ -131,6 +131,14 @@ def test_a_library_refusing_an_empty_stream_refuses_it_as_e1_does() -> None:
     assert error_code(ModelTimeoutError("read timed out")) == "TIMEOUT"
 
 
+def test_a_library_refusing_an_empty_length_turn_refuses_it_with_max_tokens() -> None:
+    """openai-agents raises ModelBehaviorError for a length finish with no output (E4)."""
+    refusal = _error("ModelBehaviorError")(
+        "Chat Completions stream terminated with finish_reason='length' but produced no output"
+    )
+    assert error_code(refusal) == "MAX_TOKENS"
+
+
 def test_a_library_without_finish_reasons_finishes_as_its_caller_acts() -> None:
     """Calls returned: its agent loop runs them (tool-calls); none: a complete answer."""
     call = AssembledCall("call_1", "get_weather", "{}")

@@ -12,6 +12,7 @@ from ...codes import (
     EMPTY_RESPONSE,
     MALFORMED_RESPONSE,
     MALFORMED_TOOL_CALL,
+    MAX_TOKENS,
     RATE_LIMIT,
     SERVER,
     STREAM_CLOSED,
@@ -44,6 +45,9 @@ _WRAPPERS = {"MidStreamFallbackError"}
 _END_WITHOUT_FINISH = "Stream ended before a finish_reason"  # litellm MidStreamFallbackError
 # A library's own refusal of a stream with nothing in it (langchain, pydantic-ai): E1's.
 _EMPTY = ("No generation chunks were returned", "ended without content or tool calls")
+# openai-agents' ModelBehaviorError for a `length` finish with no output: E4's empty
+# max-tokens turn, refused and typed.
+_CUT_EMPTY = "finish_reason='length' but produced no"
 _UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON error
 # mirascope's refusal of a call that opens without its id or name: T5's.
 _UNIDENTIFIED = ("Missing id for tool call", "Missing name for tool call")
@@ -76,6 +80,8 @@ def _own_code(error: BaseException) -> str | None:
         return STREAM_CLOSED
     if any(words in message for words in _EMPTY):
         return EMPTY_RESPONSE
+    if _CUT_EMPTY in message:
+        return MAX_TOKENS
     if _UNDECODABLE in message:
         return MALFORMED_RESPONSE
     if message.startswith(_UNIDENTIFIED):
