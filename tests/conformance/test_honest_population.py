@@ -39,7 +39,14 @@ NO_ARGUMENTS = 'no-argument "" ≡ "{}" under interop (C3, T3; E5 headlines it i
 NO_FINISH_REASON = "E4: tool_calls with no call streamed, reported stop, loses nothing"
 THROWN_WITH_CODE = "a thrown carrying the expected code passes under interop (C5, the rest)"
 RESET_AFTER_FINISH = "H3: a reset after the finish read as a clean close loses nothing"
-INTEROP_READING = "S4/S5 compare with the interop reading (E1 is INFO under interop)"
+INTEROP_READING = (
+    "S4/S5 compare with the interop reading: E1 is INFO under interop, and a body read as "
+    "finished may be refused as E1 refuses it (EMPTY_RESPONSE, not STREAM_CLOSED)"
+)
+R7_NO_ARGUMENTS = (
+    "R7 counts a discarded attempt's arguments '{' inside a normalised '{}' as a leak "
+    "(invariants/retry.py _leak, _occurrences: substrings, not no-argument-aware)"
+)
 
 # Each adapter's rules that fail on the corpus, and on generated cases (ci profile).
 CORPUS_FAILS: dict[str, tuple[str, ...]] = {
@@ -145,16 +152,43 @@ def test_each_adapter_is_judged_with_its_capabilities(corpus: dict[str, RunResul
 # --- generated cases ----------------------------------------------------------------
 
 # Each adapter's rules that fail a family's generated cases (ci profile), by family.
-FUZZ_FAILS: dict[str, dict[str, tuple[str, ...]]] = {}
+FUZZ_FAILS: dict[str, dict[str, tuple[str, ...]]] = {
+    "empty_arguments_as_object": dict.fromkeys(families(), (NO_ARGUMENTS,)),
+    "raises_with_code": dict.fromkeys("CTEQ", (THROWN_WITH_CODE,)),
+    "no_finish_reason": dict.fromkeys("EQ", (NO_FINISH_REASON,)),
+    "reset_after_finish_as_close": dict.fromkeys("HR", (RESET_AFTER_FINISH,)),
+    "finish_without_done_complete": dict.fromkeys("GS", (INTEROP_READING,)),
+    # Each family headlines one of them; the others may hide behind it.
+    "composite": dict.fromkeys(
+        families(),
+        (
+            NO_ARGUMENTS,
+            THROWN_WITH_CODE,
+            NO_FINISH_REASON,
+            RESET_AFTER_FINISH,
+            INTEROP_READING,
+            R7_NO_ARGUMENTS,
+        ),
+    ),
+}
 
 
 def _each_family() -> list[pytest.ParameterSet]:
+    """The composite on every family (it makes every choice), and each single choice where
+    a rule still fails it: the rest of the population is the dev run's (honest/fuzz.py),
+    which takes too long here."""
+    chosen = [("composite", family) for family in families()]
+    chosen += [
+        (name, family)
+        for name, by_family in FUZZ_FAILS.items()
+        if name != "composite"
+        for family in by_family
+    ]
     params = []
-    for name in HONEST:
-        for family in families():
-            reasons = FUZZ_FAILS.get(name, {}).get(family)
-            marks = [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
-            params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
+    for name, family in chosen:
+        reasons = FUZZ_FAILS.get(name, {}).get(family)
+        marks = [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
+        params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
     return params
 
 
