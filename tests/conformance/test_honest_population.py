@@ -187,9 +187,16 @@ def _each_family() -> list[pytest.ParameterSet]:
     params = []
     for name, family in chosen:
         reasons = FUZZ_FAILS.get(name, {}).get(family)
-        marks = [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
+        strict = (name, family) not in DRAWN_BY_CHANCE
+        marks = [pytest.mark.xfail(strict=strict, reason="; ".join(reasons))] if reasons else []
         params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
     return params
+
+
+# Failures the ci draws reach in some runs only: this file alone fails them, a whole-suite run
+# did not (Hypothesis also draws from the constants of the modules a process loaded).
+# The corpus holds the same rule strictly (retry-discarded-text-and-tool-call).
+DRAWN_BY_CHANCE = {("reset_after_finish_as_close", "H"), ("reset_after_finish_as_close", "R")}
 
 
 @pytest.fixture(scope="module")
