@@ -41,6 +41,11 @@ class AttemptReader:
         """The attempt's finish was emitted: nothing more is read from the body."""
         return self._translator.finished
 
+    @property
+    def finish_arrived(self) -> bool:
+        """The wire sent a finish reason (the attempt's own finish may still be due)."""
+        return self._translator.finish_arrived
+
     def receive_data(self, data: bytes) -> list[Event]:
         """One read of the body; the events of the SSE events it completed."""
         return self._translate(self._decoder.feed(data))

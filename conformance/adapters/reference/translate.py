@@ -88,6 +88,12 @@ class StreamTranslator:
         """A finish was emitted; the caller should stop reading the body."""
         return self._finished
 
+    @property
+    def finish_arrived(self) -> bool:
+        """The wire sent a finish reason: the response is known to have ended, even if the
+        body goes on to end without [DONE]."""
+        return self._pending_reason is not None
+
     def feed(self, payload: str) -> list[Event]:
         """One SSE `data` payload."""
         if self._finished:

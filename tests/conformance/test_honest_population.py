@@ -1,0 +1,222 @@
+"""The honest-library population (honest/, issue 22): adapters that each make a deliberate,
+lossless choice real libraries make get no fail under the interop contract, on the whole
+corpus and on generated cases; and each does make its choice (it is not the reference).
+
+The generated cases here are the ci profile's; the acceptance budget (dev profile, seeds 1
+and 2) takes minutes per adapter: ``python -m tests.conformance.honest.fuzz``.
+
+Where a judging rule still fails an honest choice, the expectation is marked xfail (strict)
+with the rule's name: the mark goes once the rule is fixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import replace
+
+import pytest
+from honest import HONEST
+from honest.choices import CHOICES
+
+from conformance.adapters.base import load_python_adapter
+from conformance.options import RunOptions, bundled_fixtures
+from conformance.results import CaseResult, RunResult
+from conformance.run.case_runner import GENERATED_OPTIONS, CaseRunner
+from conformance.run.properties import check_family, families
+from conformance.run.runner import run_suite
+from fakeprovider.fixtures import load_fixtures
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = load_fixtures([bundled_fixtures()])
+OPTIONS = RunOptions(transport="in-process", timeout_s=5.0, contract="interop")
+REFERENCE = "conformance.adapters.reference:factory"
+
+# The rules, fixed elsewhere, that still fail an honest choice (INVARIANTS.md v1.2).
+NO_ARGUMENTS = 'no-argument "" ≡ "{}" under interop (C3, T3; E5 headlines it in fuzz)'
+NO_FINISH_REASON = "E4: tool_calls with no call streamed, reported stop, loses nothing"
+THROWN_WITH_CODE = "a thrown carrying the expected code passes under interop (C5, the rest)"
+RESET_AFTER_FINISH = "H3: a reset after the finish read as a clean close loses nothing"
+INTEROP_READING = (
+    "S4/S5 compare with the interop reading: E1 is INFO under interop, and a body read as "
+    "finished may be refused as E1 refuses it (EMPTY_RESPONSE, not STREAM_CLOSED)"
+)
+R7_NO_ARGUMENTS = (
+    "R7 counts a discarded attempt's arguments '{' inside a normalised '{}' as a leak "
+    "(invariants/retry.py _leak, _occurrences: substrings, not no-argument-aware)"
+)
+
+# Each adapter's rules that fail on the corpus, and on generated cases (ci profile).
+CORPUS_FAILS: dict[str, tuple[str, ...]] = {
+    "empty_arguments_as_object": (NO_ARGUMENTS,),
+    "raises_with_code": (THROWN_WITH_CODE,),
+    "no_finish_reason": (NO_FINISH_REASON,),
+    "reset_after_finish_as_close": (RESET_AFTER_FINISH,),
+    "composite": (NO_ARGUMENTS, THROWN_WITH_CODE, NO_FINISH_REASON, RESET_AFTER_FINISH),
+}
+NON_STRICT: dict[str, tuple[str, ...]] = {
+    name: (THROWN_WITH_CODE,) for name in ("raises_with_code", "composite")
+}
+
+
+def _known(rules: dict[str, tuple[str, ...]], name: str) -> pytest.ParameterSet:
+    reasons = rules.get(name)
+    if not reasons:
+        return pytest.param(name)
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="; ".join(reasons)))
+
+
+def _each(rules: dict[str, tuple[str, ...]]) -> list[pytest.ParameterSet]:
+    return [_known(rules, name) for name in HONEST]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, RunResult]:
+    """Every honest adapter and the reference over the corpus, all at once, in process."""
+
+    async def run_one(target: str) -> RunResult:
+        session = load_python_adapter(target, OPTIONS)
+        try:
+            return await run_suite(session, FIXTURES, OPTIONS, jobs=8)
+        finally:
+            await session.close()
+
+    async def run_all() -> list[RunResult]:
+        targets = [REFERENCE, *(honest.target for honest in HONEST.values())]
+        return await asyncio.gather(*(run_one(target) for target in targets))
+
+    reference, *honest = asyncio.run(run_all())
+    return {"reference": reference, **dict(zip(HONEST, honest, strict=True))}
+
+
+def _verdicts(result: RunResult, verdict: str) -> list[str]:
+    return [
+        f"{case.case} {invariant}: {found.reason}"
+        for case in result.cases
+        for invariant, found in case.verdicts.items()
+        if found.verdict == verdict
+    ]
+
+
+@pytest.mark.parametrize("name", _each(CORPUS_FAILS))
+def test_no_fail_on_the_corpus(corpus: dict[str, RunResult], name: str) -> None:
+    assert _verdicts(corpus[name], "fail") == []
+    assert {case.status for case in corpus[name].cases} == {"completed"}
+
+
+@pytest.mark.parametrize("name", _each(NON_STRICT))
+def test_no_non_strict_on_the_corpus(corpus: dict[str, RunResult], name: str) -> None:
+    assert _verdicts(corpus[name], "non-strict") == []
+
+
+# Where each choice shows: a corpus case on which it changes what the caller is handed.
+SHOWS_ON = {
+    "empty_arguments_as_object": "no-arg-call-empty-arguments",
+    "raises_with_code": "http-429-forever",
+    "no_finish_reason": "tool-calls-finish-without-calls",
+    "reset_after_finish_as_close": "retry-discarded-text-and-tool-call",
+    "assembled_only": "utf8-byte-split",
+    "empty_stop_accepted": "empty-stop-with-usage",
+    "synthetic_call_id": "tool-never-identified",
+    "finish_without_done_complete": "no-done-clean-close",
+}
+
+
+def _case(result: RunResult, case_id: str) -> CaseResult:
+    return next(case for case in result.cases if case.case == case_id)
+
+
+def _changed(corpus: dict[str, RunResult], name: str, case_id: str) -> bool:
+    """Whether ``name`` hands over other events than the reference on ``case_id``."""
+    return _case(corpus[name], case_id).events != _case(corpus["reference"], case_id).events
+
+
+@pytest.mark.parametrize("name", list(SHOWS_ON))
+def test_each_adapter_makes_its_choice(corpus: dict[str, RunResult], name: str) -> None:
+    """Not the reference under another name: its choice shows where it should, and the
+    composite makes every choice."""
+    assert {choice.name for choice in CHOICES} == set(SHOWS_ON)
+    assert _changed(corpus, name, SHOWS_ON[name])
+    assert _changed(corpus, "composite", SHOWS_ON[name])
+
+
+def test_each_adapter_is_judged_with_its_capabilities(corpus: dict[str, RunResult]) -> None:
+    capabilities = {name: result.adapter["capabilities"] for name, result in corpus.items()}
+    assert capabilities["assembled_only"]["deltas"] is False
+    assert capabilities["composite"]["deltas"] is False
+    assert capabilities["raises_with_code"] == capabilities["reference"]
+
+
+# --- generated cases ----------------------------------------------------------------
+
+# Each adapter's rules that fail a family's generated cases (ci profile), by family.
+FUZZ_FAILS: dict[str, dict[str, tuple[str, ...]]] = {
+    "empty_arguments_as_object": dict.fromkeys(families(), (NO_ARGUMENTS,)),
+    "raises_with_code": dict.fromkeys("CTEQ", (THROWN_WITH_CODE,)),
+    "no_finish_reason": dict.fromkeys("EQ", (NO_FINISH_REASON,)),
+    "reset_after_finish_as_close": dict.fromkeys("HR", (RESET_AFTER_FINISH,)),
+    "finish_without_done_complete": dict.fromkeys("GS", (INTEROP_READING,)),
+    # Each family headlines one of them; the others may hide behind it.
+    "composite": dict.fromkeys(
+        families(),
+        (
+            NO_ARGUMENTS,
+            THROWN_WITH_CODE,
+            NO_FINISH_REASON,
+            RESET_AFTER_FINISH,
+            INTEROP_READING,
+            R7_NO_ARGUMENTS,
+        ),
+    ),
+}
+
+
+def _each_family() -> list[pytest.ParameterSet]:
+    """The composite on every family (it makes every choice), and each single choice where
+    a rule still fails it: the rest of the population is the dev run's (honest/fuzz.py),
+    which takes too long here."""
+    chosen = [("composite", family) for family in families()]
+    chosen += [
+        (name, family)
+        for name, by_family in FUZZ_FAILS.items()
+        if name != "composite"
+        for family in by_family
+    ]
+    params = []
+    for name, family in chosen:
+        reasons = FUZZ_FAILS.get(name, {}).get(family)
+        strict = (name, family) not in DRAWN_BY_CHANCE
+        marks = [pytest.mark.xfail(strict=strict, reason="; ".join(reasons))] if reasons else []
+        params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
+    return params
+
+
+# Failures the ci draws reach in some runs only: this file alone fails them, a whole-suite run
+# did not (Hypothesis also draws from the constants of the modules a process loaded).
+# The corpus holds the same rule strictly (retry-discarded-text-and-tool-call).
+DRAWN_BY_CHANCE = {("reset_after_finish_as_close", "H"), ("reset_after_finish_as_close", "R")}
+
+
+@pytest.fixture(scope="module")
+def runner_of() -> Iterator[Callable[[str], CaseRunner]]:
+    """One runner per honest adapter, opened as its first family asks for it."""
+    with ExitStack() as stack:
+        opened: dict[str, CaseRunner] = {}
+
+        def runner(name: str) -> CaseRunner:
+            if name not in opened:
+                options = replace(GENERATED_OPTIONS, contract="interop")
+                opened[name] = stack.enter_context(CaseRunner(HONEST[name].target, options=options))
+            return opened[name]
+
+        yield runner
+
+
+@pytest.mark.parametrize(("name", "family"), _each_family())
+def test_no_fail_on_generated_cases(
+    runner_of: Callable[[str], CaseRunner], name: str, family: str
+) -> None:
+    run = check_family(runner_of(name), family)
+    assert run.failure is None, str(run.failure)
