@@ -84,8 +84,9 @@ def _stream(
     if reading.failure is None and not reading.done:
         # A disconnect in a body without chunked coding is played, and read, as its close.
         flushed = sse_payloads(plan.body, flush=True)[len(payloads) :]
-        # A reset a client cannot tell from a close is read as one (reset-as-close, H3).
-        closed = plan.ending == "close" or "reset-as-close" in reading.features
+        # Under interop a body the wire ended after its finish, closed or reset, may be read
+        # as finished: all the provider sent had arrived (H3 and S5 alike).
+        closed = plan.ending in ("close", "reset")
         finished = _finished_readings(reading, flushed, number) if closed else ()
         reading.fail(*_UNFINISHED[plan.ending])
         unfinished = reading.result(number)
@@ -95,6 +96,9 @@ def _stream(
             dataclasses.replace(r, features=r.features | unfinished.features, interop_readings=())
             for r in finished
         )
+        if finished and plan.ending == "reset":
+            # Or read as the close it follows, then refused for want of [DONE].
+            readings += (dataclasses.replace(unfinished, code=STREAM_CLOSED),)
         return dataclasses.replace(unfinished, interop_readings=readings)
     return reading.result(number)
 

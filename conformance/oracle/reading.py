@@ -310,17 +310,21 @@ class _Reading:
                 features=frozenset(self.features),
             )
         unidentified = [c for c in self._tool_calls() if not c.id or not c.name]
-        if unidentified:
-            self.features.add("tool-unidentified")
-            return self._ended(number, "error", MALFORMED_TOOL_CALL)
         reason = "content_filter" if self.refused else self.finish_reason
         mapped = _FINISH_REASONS.get(reason, "error") if reason is not None else "stop"
+        code = reason.upper() if mapped == "error" and reason is not None else None
+        if unidentified:
+            self.features.add("tool-unidentified")
+            refused = self._ended(number, "error", MALFORMED_TOOL_CALL)
+            # T5's refusal is the harness's duty: the calls handed back as the wire sent
+            # them, an id it never sent made up (unique), lose nothing.
+            as_sent = self._ended(number, mapped, code)
+            return dataclasses.replace(refused, interop_readings=(as_sent,))
         self._content_features(mapped)
         if mapped == "stop" and not blocks:
             refused = self._ended(number, "error", EMPTY_RESPONSE)
             # E1's refusal is the harness's duty: the empty stop as sent loses nothing.
             return dataclasses.replace(refused, interop_readings=(self._ended(number, "stop"),))
-        code = reason.upper() if mapped == "error" and reason is not None else None
         if code:
             self.features.add("finish-unknown")
         ended = self._ended(number, mapped, code)

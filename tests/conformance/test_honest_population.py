@@ -4,9 +4,6 @@ corpus and on generated cases; and each does make its choice (it is not the refe
 
 The generated cases here are the ci profile's; the acceptance budget (dev profile, seeds 1
 and 2) takes minutes per adapter: ``python -m tests.conformance.honest.fuzz``.
-
-Where a judging rule still fails an honest choice, the expectation is marked xfail (strict)
-with the rule's name: the mark goes once the rule is fixed.
 """
 
 from __future__ import annotations
@@ -33,43 +30,6 @@ pytestmark = pytest.mark.slow
 FIXTURES = load_fixtures([bundled_fixtures()])
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0, contract="interop")
 REFERENCE = "conformance.adapters.reference:factory"
-
-# The rules, fixed elsewhere, that still fail an honest choice (INVARIANTS.md v1.2).
-NO_ARGUMENTS = 'no-argument "" ≡ "{}" under interop (C3, T3; E5 headlines it in fuzz)'
-NO_FINISH_REASON = "E4: tool_calls with no call streamed, reported stop, loses nothing"
-THROWN_WITH_CODE = "a thrown carrying the expected code passes under interop (C5, the rest)"
-RESET_AFTER_FINISH = "H3: a reset after the finish read as a clean close loses nothing"
-INTEROP_READING = (
-    "S4/S5 compare with the interop reading: E1 is INFO under interop, and a body read as "
-    "finished may be refused as E1 refuses it (EMPTY_RESPONSE, not STREAM_CLOSED)"
-)
-R7_NO_ARGUMENTS = (
-    "R7 counts a discarded attempt's arguments '{' inside a normalised '{}' as a leak "
-    "(invariants/retry.py _leak, _occurrences: substrings, not no-argument-aware)"
-)
-
-# Each adapter's rules that fail on the corpus, and on generated cases (ci profile).
-CORPUS_FAILS: dict[str, tuple[str, ...]] = {
-    "empty_arguments_as_object": (NO_ARGUMENTS,),
-    "raises_with_code": (THROWN_WITH_CODE,),
-    "no_finish_reason": (NO_FINISH_REASON,),
-    "reset_after_finish_as_close": (RESET_AFTER_FINISH,),
-    "composite": (NO_ARGUMENTS, THROWN_WITH_CODE, NO_FINISH_REASON, RESET_AFTER_FINISH),
-}
-NON_STRICT: dict[str, tuple[str, ...]] = {
-    name: (THROWN_WITH_CODE,) for name in ("raises_with_code", "composite")
-}
-
-
-def _known(rules: dict[str, tuple[str, ...]], name: str) -> pytest.ParameterSet:
-    reasons = rules.get(name)
-    if not reasons:
-        return pytest.param(name)
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="; ".join(reasons)))
-
-
-def _each(rules: dict[str, tuple[str, ...]]) -> list[pytest.ParameterSet]:
-    return [_known(rules, name) for name in HONEST]
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +60,13 @@ def _verdicts(result: RunResult, verdict: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("name", _each(CORPUS_FAILS))
+@pytest.mark.parametrize("name", list(HONEST))
 def test_no_fail_on_the_corpus(corpus: dict[str, RunResult], name: str) -> None:
     assert _verdicts(corpus[name], "fail") == []
     assert {case.status for case in corpus[name].cases} == {"completed"}
 
 
-@pytest.mark.parametrize("name", _each(NON_STRICT))
+@pytest.mark.parametrize("name", list(HONEST))
 def test_no_non_strict_on_the_corpus(corpus: dict[str, RunResult], name: str) -> None:
     assert _verdicts(corpus[name], "non-strict") == []
 
@@ -151,52 +111,8 @@ def test_each_adapter_is_judged_with_its_capabilities(corpus: dict[str, RunResul
 
 # --- generated cases ----------------------------------------------------------------
 
-# Each adapter's rules that fail a family's generated cases (ci profile), by family.
-FUZZ_FAILS: dict[str, dict[str, tuple[str, ...]]] = {
-    "empty_arguments_as_object": dict.fromkeys(families(), (NO_ARGUMENTS,)),
-    "raises_with_code": dict.fromkeys("CTEQ", (THROWN_WITH_CODE,)),
-    "no_finish_reason": dict.fromkeys("EQ", (NO_FINISH_REASON,)),
-    "reset_after_finish_as_close": dict.fromkeys("HR", (RESET_AFTER_FINISH,)),
-    "finish_without_done_complete": dict.fromkeys("GS", (INTEROP_READING,)),
-    # Each family headlines one of them; the others may hide behind it.
-    "composite": dict.fromkeys(
-        families(),
-        (
-            NO_ARGUMENTS,
-            THROWN_WITH_CODE,
-            NO_FINISH_REASON,
-            RESET_AFTER_FINISH,
-            INTEROP_READING,
-            R7_NO_ARGUMENTS,
-        ),
-    ),
-}
-
-
-def _each_family() -> list[pytest.ParameterSet]:
-    """The composite on every family (it makes every choice), and each single choice where
-    a rule still fails it: the rest of the population is the dev run's (honest/fuzz.py),
-    which takes too long here."""
-    chosen = [("composite", family) for family in families()]
-    chosen += [
-        (name, family)
-        for name, by_family in FUZZ_FAILS.items()
-        if name != "composite"
-        for family in by_family
-    ]
-    params = []
-    for name, family in chosen:
-        reasons = FUZZ_FAILS.get(name, {}).get(family)
-        strict = (name, family) not in DRAWN_BY_CHANCE
-        marks = [pytest.mark.xfail(strict=strict, reason="; ".join(reasons))] if reasons else []
-        params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
-    return params
-
-
-# Failures the ci draws reach in some runs only: this file alone fails them, a whole-suite run
-# did not (Hypothesis also draws from the constants of the modules a process loaded).
-# The corpus holds the same rule strictly (retry-discarded-text-and-tool-call).
-DRAWN_BY_CHANCE = {("reset_after_finish_as_close", "H"), ("reset_after_finish_as_close", "R")}
+# The composite makes every choice: it runs every family here; each single choice's
+# generated cases are the dev run's (honest/fuzz.py), which takes too long for the suite.
 
 
 @pytest.fixture(scope="module")
@@ -214,9 +130,7 @@ def runner_of() -> Iterator[Callable[[str], CaseRunner]]:
         yield runner
 
 
-@pytest.mark.parametrize(("name", "family"), _each_family())
-def test_no_fail_on_generated_cases(
-    runner_of: Callable[[str], CaseRunner], name: str, family: str
-) -> None:
-    run = check_family(runner_of(name), family)
+@pytest.mark.parametrize("family", families())
+def test_no_fail_on_generated_cases(runner_of: Callable[[str], CaseRunner], family: str) -> None:
+    run = check_family(runner_of("composite"), family)
     assert run.failure is None, str(run.failure)

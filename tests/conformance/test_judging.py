@@ -755,6 +755,46 @@ def test_a_reset_after_the_finish_read_as_a_clean_close_loses_nothing_under_inte
     assert failing(closed, "harness") == ["H3"]
 
 
+def test_a_reset_after_the_finish_of_a_chunked_body_read_as_complete_loses_nothing() -> None:
+    """All the provider sent had arrived when the connection was reset (here before [DONE],
+    after the usage): a library that reads the attempt as finished loses nothing under
+    interop, as S5 allows for a close; the harness asks for TRANSPORT and its retry."""
+    case = _built(stream().role().text("Hi").finish("stop").usage(5, 1).reset())
+    text = TextBlock(text="Hi")
+    finished = read_once(
+        case,
+        BlockStart(index=0, block_type="text"),
+        TextDelta(index=0, text="Hi"),
+        BlockEnd(index=0, block=text),
+        Usage(input_tokens=5, output_tokens=1, cache_read_tokens=0),
+        Finish(reason="stop"),
+    )
+    assert failing(finished, "interop") == []
+    assert failing(finished, "harness") == ["H3"]
+    # Or read as a close and refused for want of [DONE]: a failure, as the provider's was.
+    refused = read_once(case, *finished.events[:4], Finish(reason="error", code="STREAM_CLOSED"))
+    assert failing(refused, "interop") == []
+    assert failing(refused, "harness") == ["H3"]
+
+
+def test_an_unidentified_call_given_a_unique_synthetic_id_loses_nothing_under_interop() -> None:
+    """T5's refusal is the harness's duty: the call the wire never gave an id, handed back
+    with one the library made up, is what the provider sent, in every comparison (S2's on
+    a body split byte by byte among them)."""
+    call_without_id = stream().split("byte").role().tool_call(0, name="get_weather", arguments="{}")
+    case = _built(call_without_id.finish("tool_calls").done())
+    call = ToolCallBlock(id="call_made_up", name="get_weather", arguments="{}")
+    synthetic = read_once(
+        case,
+        BlockStart(index=0, block_type="tool-call"),
+        ToolCallDelta(index=0, id="call_made_up", name="get_weather", arguments_delta="{}"),
+        BlockEnd(index=0, block=call),
+        Finish(reason="tool-calls"),
+    )
+    assert failing(synthetic, "interop") == []
+    assert "T5" in failing(synthetic, "harness")
+
+
 LENGTH_REFUSED = (
     "ModelBehaviorError: stream terminated with finish_reason='length' but produced no output"
 )
