@@ -36,7 +36,7 @@ SCHEMA_ID = "urn:streamconform:fixture:scenario"
 @click.group()
 @click.version_option(package_name="streamconform")
 def main() -> None:
-    """A scriptable fake OpenAI-compatible SSE provider."""
+    """A scriptable fake SSE provider: OpenAI chat-completions and Anthropic Messages."""
 
 
 EXIT_COULD_NOT_START = 3
@@ -165,7 +165,8 @@ def serve(
     model_prefix: str,
     coalesce: bool,
 ) -> None:
-    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions.
+    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions, or
+    /{id}/v1/messages for an anthropic-messages scenario (/v1 may be left out).
 
     A gateway with one upstream base URL (http://HOST:PORT/v1) selects a scenario with an
     x-scenario-id header or a model of PREFIX<id>. The control API (/_scenarios) has no
@@ -320,7 +321,7 @@ def show(fixture: Path, number: int | None, raw: bool) -> None:
 
 
 def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
-    lines = attempt_transcript(scenario.attempt(number))
+    lines = attempt_transcript(scenario.attempt(number), scenario.dialect)
     if raw:
         body = [line.data for line in lines if line.label not in ("head", "end")]
         sys.stdout.buffer.write(b"".join(body))

@@ -29,8 +29,8 @@ from .playback import (
     Answer,
     Fault,
     Playback,
-    answer_completions,
     answer_control,
+    answer_model_request,
     error_playback,
     misdirected,
 )
@@ -81,9 +81,10 @@ class _RequestRejectedError(FakeProviderError):
 
 
 class FakeProviderServer(ListeningServer):
-    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``,
-    and at ``/v1/chat/completions`` to a request whose ``x-scenario-id`` header or
-    ``model`` (``{model_prefix}<id>``) names it.
+    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/<endpoint>`` (and
+    without ``/v1``), and at ``/v1/<endpoint>`` to a request whose ``x-scenario-id``
+    header or ``model`` (``{model_prefix}<id>``) names it; the endpoint is the scenario
+    dialect's: ``chat/completions``, or ``messages`` for Anthropic Messages.
 
     The control API answers a request only if its ``Host`` is ``localhost``, an IP address,
     ``host`` or one of ``allowed_hosts`` (``*``: any), with this port (fakeprovider.hosts).
@@ -342,7 +343,7 @@ class _Connection:
 
     async def _respond(self, request: _Request) -> bool:
         """Answer one request; False if the connection cannot carry another."""
-        answer = answer_completions(
+        answer = answer_model_request(
             self._registry,
             method=request.method,
             target=request.target,
