@@ -616,7 +616,7 @@ def _misplaced_step(
     return InitErrorDetails(
         type=PydanticCustomError(
             "step_of_another_dialect",
-            "a {tag} step belongs to a {owner} scenario, and this one is {dialect} "
+            "{tag} steps belong to {owner} scenarios, and this one is {dialect} "
             "(set the scenario's dialect, or script this wire's own steps)",
             {"tag": tag, "owner": owner, "dialect": dialect},
         ),
