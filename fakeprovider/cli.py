@@ -198,7 +198,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
             f"(model {server.model_prefix}<id> or header {SCENARIO_HEADER}: <id>)"
         )
         for scenario_id in server.registry.ids():
-            click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
+            click.echo(f"  {scenario_id}: {server.sdk_base_url(scenario_id)}")
         # What start-up made (modules, the loaded scenarios) lives as long as the process:
         # kept out of the collector, a full collection no longer walks it all under load.
         gc.freeze()

@@ -30,9 +30,15 @@ class Dialect:
     ``/{id}/<endpoint>`` and, for header or model routing, ``/v1/<endpoint>``."""
     error_object: Callable[[int, str | None], JsonValue]
     """The error body a provider of this dialect sends for a status (and message)."""
+    base_suffix: str
+    """What the dialect's SDKs expect a base URL to end with: OpenAI's append
+    ``/chat/completions`` to a base with ``/v1``, Anthropic's ``/v1/messages`` to one
+    without."""
 
 
 DIALECTS: dict[DialectId, Dialect] = {
-    "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object),
-    "anthropic-messages": Dialect("anthropic-messages", anthropic.ENDPOINT, anthropic.error_object),
+    "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object, "/v1"),
+    "anthropic-messages": Dialect(
+        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, ""
+    ),
 }

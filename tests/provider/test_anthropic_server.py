@@ -166,3 +166,41 @@ def test_errors_have_anthropics_body_statuses_and_retry_headers(server: ServerTh
     assert limited.status_code == 429
     assert limited.json()["error"] == {"type": "rate_limit_error", "message": "spend limit"}
     assert limited.headers["x-should-retry"] == "false"
+
+
+def test_listings_give_each_dialects_sdk_base_url(server: ServerThread) -> None:
+    # Anthropic's SDKs append /v1/messages to their base URL, OpenAI's /chat/completions.
+    assert server.sdk_base_url("an-text") == f"{server.root_url}/an-text"
+    assert server.sdk_base_url("chat-text") == server.base_url("chat-text")
+    listed = httpx.get(f"{server.root_url}/_scenarios", timeout=5).json()["scenarios"]
+    bases = {entry["id"]: entry["base_url"] for entry in listed}
+    assert bases["an-text"] == f"{server.root_url}/an-text"
+    assert bases["chat-text"] == f"{server.root_url}/chat-text/v1"
+
+
+def test_a_put_anthropic_scenario_is_served_and_keeps_its_dialect(server: ServerThread) -> None:
+    scenario = {
+        "dialect": "anthropic-messages",
+        "attempts": [{"stream": {"steps": [{"event": {"type": "ping"}}]}}],
+    }
+    put = httpx.put(f"{server.root_url}/_scenarios/an-put", json=scenario, timeout=5)
+    assert put.status_code == 201
+    assert put.json()["base_url"] == f"{server.root_url}/an-put"
+    assert httpx.get(put.json()["base_url"] + "/v1/messages", timeout=5).status_code == 405
+    played = httpx.post(put.json()["base_url"] + "/v1/messages", json={}, timeout=5)
+    assert played.text == 'event: ping\ndata: {"type":"ping"}\n\n'
+    stored = httpx.get(f"{server.root_url}/_scenarios/an-put", timeout=5).json()
+    assert stored["dialect"] == "anthropic-messages"
+
+
+def test_a_put_chunk_step_in_an_anthropic_scenario_is_a_422_naming_it(server: ServerThread) -> None:
+    scenario = {
+        "dialect": "anthropic-messages",
+        "attempts": [{"stream": {"steps": [{"chunk": {}}]}}],
+    }
+    put = httpx.put(f"{server.root_url}/_scenarios/an-bad", json=scenario, timeout=5)
+    assert put.status_code == 422
+    assert (
+        "attempts.0.stream.stream.steps.0.chunk: chunk steps belong to"
+        in put.json()["error"]["message"]
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -17,8 +18,10 @@ from fakeprovider.build import (
     messages_stream,
     stream,
 )
-from fakeprovider.fixtures import FixtureError, load_fixture
+from fakeprovider.fixtures import FixtureError, fixture_yaml, load_fixture
+from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario, StreamAttempt
+from fakeprovider.transport import IN_PROCESS_ORIGIN, FakeTransport
 from fakeprovider.wire import attempt_transcript, encode_stream, error_body
 
 
@@ -258,3 +261,34 @@ def test_a_misplaced_chunk_step_is_named_with_its_line(tmp_path: Path) -> None:
         "scenarios, and this one is anthropic-messages (set the scenario's dialect, or script "
         "this wire's own steps)"
     )
+
+
+def test_named_and_data_only_change_an_event_only() -> None:
+    with pytest.raises(ValueError, match="add one first"):
+        messages_stream().comment("x").named("y")
+
+
+def test_an_anthropic_scenario_round_trips_through_fixture_yaml(tmp_path: Path) -> None:
+    scenario = (
+        ScenarioBuilder("an-round-trip", dialect="anthropic-messages")
+        .attempt(anthropic_error(529, should_retry=True))
+        .attempt(messages_stream().ping().named("x").text_delta(0, None).data_only().stall())
+        .build()
+    )
+    path = tmp_path / "an-round-trip.yaml"
+    path.write_text(fixture_yaml(scenario), encoding="utf-8")
+    assert load_fixture(path) == scenario
+
+
+def test_the_in_process_transport_serves_the_messages_endpoint() -> None:
+    scenario = (
+        ScenarioBuilder("an-t", dialect="anthropic-messages")
+        .attempt(messages_stream().ping())
+        .build()
+    )
+    with httpx.Client(transport=FakeTransport(ScenarioRegistry([scenario]))) as client:
+        response = client.post(f"{IN_PROCESS_ORIGIN}/an-t/messages", json={})
+        wrong = client.post(f"{IN_PROCESS_ORIGIN}/an-t/v1/chat/completions", json={})
+    assert response.content == b'event: ping\ndata: {"type":"ping"}\n\n'
+    assert wrong.status_code == 404
+    assert "speaks anthropic-messages" in wrong.json()["error"]["message"]
