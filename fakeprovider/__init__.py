@@ -1,6 +1,18 @@
 """Scriptable fake SSE provider: scenarios, their exact bytes, a loopback server, a transport."""
 
-from .build import ABSENT, ScenarioBuilder, StreamBuilder, fault, http_error, stream
+from .build import (
+    ABSENT,
+    MessagesStreamBuilder,
+    ScenarioBuilder,
+    StreamBuilder,
+    anthropic_error,
+    fault,
+    http_error,
+    messages_stream,
+    stream,
+)
+from .dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
+from .dialects.anthropic import EventStep
 from .errors import FakeProviderError
 from .fixtures import (
     Fixture,
@@ -54,16 +66,20 @@ from .wire import EncodeError, WirePlan, Write, encode_stream, escape_bytes
 
 __all__ = [
     "ABSENT",
+    "DEFAULT_DIALECT",
+    "DIALECT_IDS",
     "AsyncFakeTransport",
     "Attempt",
     "ChunkStep",
     "CommentStep",
+    "DialectId",
     "DisconnectStep",
     "DoneStep",
     "EncodeError",
     "EndStep",
     "ErrorAttempt",
     "ErrorResponse",
+    "EventStep",
     "Expect",
     "ExpectedToolCall",
     "ExpectedUsage",
@@ -79,6 +95,7 @@ __all__ = [
     "Framing",
     "HowEnded",
     "LiteralStep",
+    "MessagesStreamBuilder",
     "NoScenarioSelectedError",
     "PauseStep",
     "PlaybackError",
@@ -101,6 +118,7 @@ __all__ = [
     "WirePlan",
     "Write",
     "WriteSplit",
+    "anthropic_error",
     "encode_stream",
     "escape_bytes",
     "fault",
@@ -109,6 +127,7 @@ __all__ = [
     "httpx2_transports",
     "load_fixture",
     "load_fixtures",
+    "messages_stream",
     "stream",
     "transport_classes",
     "validate_fixtures",

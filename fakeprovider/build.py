@@ -25,6 +25,7 @@ from typing import Any, Literal, Self
 
 from pydantic import JsonValue
 
+from .dialects import DEFAULT_DIALECT, DialectId, anthropic
 from .scenario import (
     Attempt,
     ErrorAttempt,
@@ -99,14 +100,13 @@ def usage_object(
     return usage
 
 
-class StreamBuilder:
-    """Steps of one stream attempt, in order."""
+class _StepsBuilder:
+    """Steps of one stream attempt, in order: the framing and the steps every dialect has."""
 
     def __init__(self, *, status: int = 200, **framing: Any) -> None:
         self._status = status
         self._framing: dict[str, Any] = dict(framing)
         self._headers: dict[str, str] = {}
-        self._envelope: dict[str, JsonValue] | None = {}
         self._steps: list[dict[str, Any]] = []
 
     # framing and headers -------------------------------------------------------------
@@ -122,6 +122,60 @@ class StreamBuilder:
     def header(self, name: str, value: str) -> Self:
         self._headers[name] = value
         return self
+
+    # other steps ---------------------------------------------------------------------
+    def raw(self, payload: str, *, event_end: bool = True) -> Self:
+        return self._step({"raw": payload, "event_end": event_end})
+
+    def done(self, *, event_end: bool = True) -> Self:
+        return self._step({"done": True, "event_end": event_end})
+
+    def comment(self, text: str = "", *, event_end: bool = True) -> Self:
+        return self._step({"comment": text, "event_end": event_end})
+
+    def field(self, name: str, value: str = "", *, event_end: bool = False) -> Self:
+        return self._step({"field": name, "value": value, "event_end": event_end})
+
+    def literal(self, text: str) -> Self:
+        return self._step({"literal": text})
+
+    def pause(self, ms: float) -> Self:
+        return self._step({"pause_ms": ms})
+
+    def stall(self) -> Self:
+        return self._step({"stall": True})
+
+    def reset(self) -> Self:
+        return self._step({"reset": True})
+
+    def end(self) -> Self:
+        return self._step({"end": True})
+
+    def disconnect(self) -> Self:
+        return self._step({"disconnect": True})
+
+    def _step(self, step: dict[str, Any]) -> Self:
+        self._steps.append(step)
+        return self
+
+    def build(self) -> StreamAttempt:
+        return StreamAttempt.model_validate({"stream": self._response()})
+
+    def _response(self) -> dict[str, Any]:
+        return {
+            "status": self._status,
+            "headers": self._headers,
+            "framing": self._framing,
+            "steps": self._steps,
+        }
+
+
+class StreamBuilder(_StepsBuilder):
+    """A chat-completions stream attempt: chunk steps and the envelope they start with."""
+
+    def __init__(self, *, status: int = 200, **framing: Any) -> None:
+        super().__init__(status=status, **framing)
+        self._envelope: dict[str, JsonValue] | None = {}
 
     def envelope(self, fields: dict[str, JsonValue] | None) -> Self:
         """Envelope fields for every chunk; ``None`` sends chunks without any."""
@@ -185,56 +239,193 @@ class StreamBuilder:
         usage = usage_object(prompt_tokens, completion_tokens, **more)
         return self.chunk({"choices": [], "usage": usage})
 
-    # other steps ---------------------------------------------------------------------
-    def raw(self, payload: str, *, event_end: bool = True) -> Self:
-        return self._step({"raw": payload, "event_end": event_end})
-
-    def done(self, *, event_end: bool = True) -> Self:
-        return self._step({"done": True, "event_end": event_end})
-
-    def comment(self, text: str = "", *, event_end: bool = True) -> Self:
-        return self._step({"comment": text, "event_end": event_end})
-
-    def field(self, name: str, value: str = "", *, event_end: bool = False) -> Self:
-        return self._step({"field": name, "value": value, "event_end": event_end})
-
-    def literal(self, text: str) -> Self:
-        return self._step({"literal": text})
-
-    def pause(self, ms: float) -> Self:
-        return self._step({"pause_ms": ms})
-
-    def stall(self) -> Self:
-        return self._step({"stall": True})
-
-    def reset(self) -> Self:
-        return self._step({"reset": True})
-
-    def end(self) -> Self:
-        return self._step({"end": True})
-
-    def disconnect(self) -> Self:
-        return self._step({"disconnect": True})
-
-    def _step(self, step: dict[str, Any]) -> Self:
-        self._steps.append(step)
-        return self
-
-    def build(self) -> StreamAttempt:
-        response: dict[str, Any] = {
-            "status": self._status,
-            "headers": self._headers,
-            "framing": self._framing,
-            "steps": self._steps,
-        }
+    def _response(self) -> dict[str, Any]:
+        response = super()._response()
         if self._envelope is None or self._envelope:
             response["envelope"] = self._envelope
-        return StreamAttempt.model_validate({"stream": response})
+        return response
 
 
 def stream(*, status: int = 200, **framing: Any) -> StreamBuilder:
     """Start a stream attempt."""
     return StreamBuilder(status=status, **framing)
+
+
+_EMPTY_INPUT: dict[str, JsonValue] = {}
+
+
+def _copied(value: Field) -> Field:
+    # The shared default must never become part of a step that a caller could mutate.
+    return dict(value) if isinstance(value, dict) else value
+
+
+class MessagesStreamBuilder(_StepsBuilder):
+    """An Anthropic Messages stream attempt: named events (``event:`` = the data's type).
+
+    Every keyword left out is absent from the event, ``None`` sends ``null``, as for
+    chunks. :meth:`named` and :meth:`data_only` change the last event's ``event:`` line::
+
+        messages_stream().message_start(input_tokens=25).text_start(0).ping()
+        .text_delta(0, "Hel").text_delta(0, "lo").named("content_block_start")
+        .block_stop(0).message_delta("end_turn", output_tokens=15).message_stop()
+    """
+
+    def event(self, data: dict[str, JsonValue], *, event_end: bool = True) -> Self:
+        """An event whose data object is exactly ``data``."""
+        return self._step({"event": data, "event_end": event_end})
+
+    def named(self, name: str) -> Self:
+        """Give the last event another ``event:`` line than its type (a mismatch)."""
+        self._last_event()["name"] = name
+        return self
+
+    def data_only(self) -> Self:
+        """Send the last event without an ``event:`` line."""
+        self._last_event()["event_line"] = False
+        return self
+
+    def _last_event(self) -> dict[str, Any]:
+        if not self._steps or "event" not in self._steps[-1]:
+            raise ValueError("named() and data_only() change an event: add one first")
+        return self._steps[-1]
+
+    # the message -----------------------------------------------------------------------
+    def message_start(
+        self,
+        *,
+        id: Field = "msg_fake",
+        model: Field = "fake-model",
+        input_tokens: Field = 0,
+        output_tokens: Field = 1,
+        cache_creation_input_tokens: Field = ABSENT,
+        cache_read_input_tokens: Field = ABSENT,
+        **message: Field,
+    ) -> Self:
+        """``message_start`` with the fields the real API sends (``content: []``, null
+        stop reason, preliminary usage); ``message`` adds or overrides fields."""
+        usage = _present(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_creation_input_tokens=cache_creation_input_tokens,
+            cache_read_input_tokens=cache_read_input_tokens,
+        )
+        fields = _present(
+            id=id,
+            type="message",
+            role="assistant",
+            model=model,
+            content=[],
+            stop_reason=None,
+            stop_sequence=None,
+            usage=usage,
+        )
+        fields.update(_present(**message))
+        return self.event({"type": "message_start", "message": fields})
+
+    def message_delta(
+        self,
+        stop_reason: Field,
+        *,
+        stop_sequence: Field = None,
+        output_tokens: Field = ABSENT,
+        usage: Field = ABSENT,
+        **delta: Field,
+    ) -> Self:
+        """``message_delta``: the stop reason and the cumulative usage (``output_tokens``,
+        or a whole ``usage`` object)."""
+        fields = _present(stop_reason=stop_reason, stop_sequence=stop_sequence, **delta)
+        if isinstance(usage, _Absent) and not isinstance(output_tokens, _Absent):
+            usage = {"output_tokens": output_tokens}
+        return self.event({"type": "message_delta", "delta": fields, **_present(usage=usage)})
+
+    def message_stop(self) -> Self:
+        return self.event({"type": "message_stop"})
+
+    def ping(self) -> Self:
+        return self.event({"type": "ping"})
+
+    def error(self, type: Field = "overloaded_error", message: Field = "Overloaded") -> Self:
+        """A mid-stream ``error`` event, Anthropic's error body."""
+        return self.event({"type": "error", "error": _present(type=type, message=message)})
+
+    # content blocks --------------------------------------------------------------------
+    def block_start(self, index: Field, block: Field) -> Self:
+        """``content_block_start`` with the block exactly as given."""
+        return self.event(
+            {"type": "content_block_start", **_present(index=index, content_block=block)}
+        )
+
+    def text_start(self, index: Field, text: Field = "") -> Self:
+        return self.block_start(index, _present(type="text", text=text))
+
+    def tool_use_start(
+        self, index: Field, id: Field, name: Field, input: Field = _EMPTY_INPUT
+    ) -> Self:
+        """A ``tool_use`` block: the call's identity, and its input (``{}`` until deltas)."""
+        block = _present(type="tool_use", id=id, name=name, input=_copied(input))
+        return self.block_start(index, block)
+
+    def thinking_start(self, index: Field, thinking: Field = "", signature: Field = "") -> Self:
+        return self.block_start(
+            index, _present(type="thinking", thinking=thinking, signature=signature)
+        )
+
+    def redacted_thinking_start(self, index: Field, data: Field) -> Self:
+        """A ``redacted_thinking`` block, complete in its start (no deltas follow)."""
+        return self.block_start(index, _present(type="redacted_thinking", data=data))
+
+    def delta(self, index: Field, delta: Field) -> Self:
+        """``content_block_delta`` with the delta exactly as given."""
+        return self.event({"type": "content_block_delta", **_present(index=index, delta=delta)})
+
+    def text_delta(self, index: Field, text: Field) -> Self:
+        return self.delta(index, _present(type="text_delta", text=text))
+
+    def input_json(self, index: Field, partial_json: Field) -> Self:
+        """An ``input_json_delta`` fragment of a tool call's arguments."""
+        return self.delta(index, _present(type="input_json_delta", partial_json=partial_json))
+
+    def thinking_delta(self, index: Field, thinking: Field) -> Self:
+        return self.delta(index, _present(type="thinking_delta", thinking=thinking))
+
+    def signature_delta(self, index: Field, signature: Field) -> Self:
+        return self.delta(index, _present(type="signature_delta", signature=signature))
+
+    def block_stop(self, index: Field) -> Self:
+        return self.event({"type": "content_block_stop", **_present(index=index)})
+
+
+def messages_stream(*, status: int = 200, **framing: Any) -> MessagesStreamBuilder:
+    """Start an Anthropic Messages stream attempt (for a scenario of that dialect)."""
+    return MessagesStreamBuilder(status=status, **framing)
+
+
+def anthropic_error(
+    status: int,
+    *,
+    type: Field = ABSENT,
+    message: str | None = None,
+    should_retry: bool | None = None,
+    retry_after_ms: float | None = None,
+    retry_after: float | str | None = None,
+    headers: dict[str, str] | None = None,
+    **error: Field,
+) -> ErrorAttempt:
+    """An HTTP error as Anthropic sends it: ``{"type": "error", "error": {…}}`` (the type
+    for the status unless given, e.g. 529 ``overloaded_error``), and the headers its SDKs
+    read: ``x-should-retry`` (overrides their retry rule), ``retry-after-ms``,
+    ``retry-after``. ``error`` adds fields such as ``details``."""
+    body = anthropic.error_object(status, message)
+    assert isinstance(body, dict) and isinstance(body["error"], dict)
+    if not isinstance(type, _Absent):
+        body["error"]["type"] = type
+    body["error"].update(_present(**error))
+    all_headers = dict(headers or {})
+    if should_retry is not None:
+        all_headers["x-should-retry"] = "true" if should_retry else "false"
+    if retry_after_ms is not None:
+        all_headers["retry-after-ms"] = f"{retry_after_ms:g}"
+    return http_error(status, headers=all_headers, body=body, retry_after=retry_after)
 
 
 def http_error(
@@ -268,9 +459,11 @@ class ScenarioBuilder:
         tags: tuple[str, ...] = (),
         profiles: tuple[str, ...] = (),
         provenance: Provenance | None = None,
+        dialect: DialectId = DEFAULT_DIALECT,
     ) -> None:
         self._fields: dict[str, Any] = {
             "id": id,
+            "dialect": dialect,
             "title": title,
             "description": description,
             "tags": tags,
@@ -279,9 +472,9 @@ class ScenarioBuilder:
         }
         self._attempts: list[Attempt] = []
 
-    def attempt(self, attempt: StreamBuilder | Attempt) -> Self:
+    def attempt(self, attempt: _StepsBuilder | Attempt) -> Self:
         """Add the attempt that answers the next request."""
-        self._attempts.append(attempt.build() if isinstance(attempt, StreamBuilder) else attempt)
+        self._attempts.append(attempt.build() if isinstance(attempt, _StepsBuilder) else attempt)
         return self
 
     def expect(self, **outcome: JsonValue) -> Self:

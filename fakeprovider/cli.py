@@ -36,7 +36,7 @@ SCHEMA_ID = "urn:streamconform:fixture:scenario"
 @click.group()
 @click.version_option(package_name="streamconform")
 def main() -> None:
-    """A scriptable fake OpenAI-compatible SSE provider."""
+    """A scriptable fake SSE provider: OpenAI chat-completions and Anthropic Messages."""
 
 
 EXIT_COULD_NOT_START = 3
@@ -165,7 +165,8 @@ def serve(
     model_prefix: str,
     coalesce: bool,
 ) -> None:
-    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions.
+    """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions, or
+    /{id}/v1/messages for an anthropic-messages scenario (/v1 may be left out).
 
     A gateway with one upstream base URL (http://HOST:PORT/v1) selects a scenario with an
     x-scenario-id header or a model of PREFIX<id>. The control API (/_scenarios) has no
@@ -197,7 +198,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
             f"(model {server.model_prefix}<id> or header {SCENARIO_HEADER}: <id>)"
         )
         for scenario_id in server.registry.ids():
-            click.echo(f"  {scenario_id}: {server.base_url(scenario_id)}")
+            click.echo(f"  {scenario_id}: {server.sdk_base_url(scenario_id)}")
         # What start-up made (modules, the loaded scenarios) lives as long as the process:
         # kept out of the collector, a full collection no longer walks it all under load.
         gc.freeze()
@@ -320,7 +321,7 @@ def show(fixture: Path, number: int | None, raw: bool) -> None:
 
 
 def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
-    lines = attempt_transcript(scenario.attempt(number))
+    lines = attempt_transcript(scenario.attempt(number), scenario.dialect)
     if raw:
         body = [line.data for line in lines if line.label not in ("head", "end")]
         sys.stdout.buffer.write(b"".join(body))

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import JsonValue, ValidationError
 
+from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
@@ -34,7 +35,6 @@ from .sends import Run, coalesced, scripted
 from .wire import (
     EncodeError,
     WirePlan,
-    default_error_object,
     encode_head,
     encode_stream,
     error_body,
@@ -50,8 +50,10 @@ SCENARIO_HEADER = "x-scenario-id"
 DEFAULT_MODEL_PREFIX = "scenario/"
 """A request whose ``model`` is ``scenario/<id>`` plays scenario ``<id>``."""
 
-_COMPLETIONS_PATH = re.compile(r"/(?P<id>[^/]+)(?:/v1)?/chat/completions")
-_SHARED_COMPLETIONS_PATH = re.compile(r"(?:/v1)?/chat/completions")
+_ENDPOINTS = "|".join(re.escape(dialect.endpoint) for dialect in DIALECTS.values())
+_SCENARIO_PATH = re.compile(rf"/(?P<id>[^/]+)(?:/v1)?/(?P<endpoint>{_ENDPOINTS})")
+_SHARED_PATH = re.compile(rf"(?:/v1)?/(?P<endpoint>{_ENDPOINTS})")
+_ENDPOINT_DIALECT: dict[str, DialectId] = {d.endpoint: d.id for d in DIALECTS.values()}
 _SCENARIO_ID = re.compile(SCENARIO_ID_PATTERN)
 
 
@@ -121,7 +123,7 @@ class Answer:
     log_end: Callable[[HowEnded], None] = _not_logged
 
 
-def answer_completions(
+def answer_model_request(
     registry: ScenarioRegistry,
     *,
     method: str,
@@ -130,46 +132,57 @@ def answer_completions(
     body: bytes,
     model_prefix: str = DEFAULT_MODEL_PREFIX,
 ) -> Answer | None:
-    """Log a chat-completions request and pick its answer; None for any other path."""
+    """Log a request to a dialect's endpoint and pick its answer; None for any other path.
+
+    The answers the provider makes itself (no scenario, the wrong endpoint) have the error
+    shape of the endpoint asked, so the client's SDK reports them as it would its provider's.
+    """
     path = target.partition("?")[0]
-    if not is_completions_path(path):
+    asked = endpoint_dialect(path)
+    if asked is None:
         return None
     if method != "POST":
-        return Answer(method_not_allowed(method, "POST"))
+        return Answer(method_not_allowed(method, "POST", asked))
     try:
         scenario_id = select_scenario(path, headers, body, model_prefix)
-    except NoScenarioSelectedError as error:
-        return Answer(error_playback(error.status, str(error)))
-    try:
+        spoken = registry.get(scenario_id).dialect
+        if spoken != asked:
+            return Answer(wrong_endpoint(scenario_id, spoken, asked))
         number, attempt = registry.begin_request(
             scenario_id, method=method, path=target, headers=headers, body=body
         )
+    except NoScenarioSelectedError as error:
+        return Answer(error_playback(error.status, str(error), dialect=asked))
     except UnknownScenarioError:
-        return Answer(unknown_scenario(scenario_id))
+        return Answer(unknown_scenario(scenario_id, asked))
     log_end = functools.partial(registry.end_request, scenario_id, number)
     try:
-        return Answer(prepare(attempt, now=time.time()), log_end)
+        return Answer(prepare(attempt, dialect=spoken, now=time.time()), log_end)
     except PlaybackError as error:
         message = f"scenario {scenario_id!r} attempt {number} cannot be played: {error}"
-        return Answer(error_playback(500, message), log_end)
+        return Answer(error_playback(500, message, dialect=spoken), log_end)
 
 
-def is_completions_path(path: str) -> bool:
-    """Whether ``path`` (query string removed) is a chat-completions endpoint."""
-    return bool(_SHARED_COMPLETIONS_PATH.fullmatch(path)) or bool(completions_scenario_id(path))
+def endpoint_dialect(path: str) -> DialectId | None:
+    """The dialect whose endpoint ``path`` (query string removed) is, or None."""
+    match = _SHARED_PATH.fullmatch(path)
+    if match is None and scenario_id_in_path(path) is not None:
+        match = _SCENARIO_PATH.fullmatch(path)
+    return None if match is None else _ENDPOINT_DIALECT[match["endpoint"]]
 
 
-def completions_scenario_id(path: str) -> str | None:
-    """The scenario a chat-completions path names, or None (another path, or a shared one).
+def scenario_id_in_path(path: str) -> str | None:
+    """The scenario an endpoint path names, or None (another path, or a shared one).
 
-    Both ``/{id}/v1/chat/completions`` and ``/{id}/chat/completions`` are accepted, so a
-    client may be given either base URL. The query string must already be removed. The
-    shared paths ``/v1/chat/completions`` and ``/chat/completions`` name no scenario:
-    :func:`select_scenario` reads the request there.
+    Both ``/{id}/v1/<endpoint>`` and ``/{id}/<endpoint>`` are accepted for every dialect's
+    endpoint (``chat/completions``, ``messages``), so a client may be given either base
+    URL: OpenAI SDKs append to a base with ``/v1``, Anthropic's to one without. The query
+    string must already be removed. The shared paths ``/v1/<endpoint>`` and ``/<endpoint>``
+    name no scenario: :func:`select_scenario` reads the request there.
     """
-    if _SHARED_COMPLETIONS_PATH.fullmatch(path):
+    if _SHARED_PATH.fullmatch(path):
         return None
-    match = _COMPLETIONS_PATH.fullmatch(path)
+    match = _SCENARIO_PATH.fullmatch(path)
     if match is None or not _SCENARIO_ID.match(match["id"]):
         return None
     return match["id"]
@@ -186,14 +199,14 @@ class NoScenarioSelectedError(FakeProviderError, ValueError):
 def select_scenario(
     path: str, headers: list[tuple[str, str]], body: bytes, model_prefix: str
 ) -> str:
-    """The scenario a chat-completions request plays; raises NoScenarioSelectedError.
+    """The scenario a request to an endpoint plays; raises NoScenarioSelectedError.
 
     The path prefix wins (``/{id}/v1/chat/completions``). On the shared paths (a scenario
     called ``v1`` is served at ``/v1/v1/chat/completions``) a gateway
     configured with one upstream base URL can still choose: first the ``x-scenario-id``
     header, then a ``model`` of ``{model_prefix}<id>`` in the JSON body.
     """
-    scenario_id = completions_scenario_id(path)
+    scenario_id = scenario_id_in_path(path)
     if scenario_id is not None:
         return scenario_id
     header = next((v for k, v in headers if k.lower() == SCENARIO_HEADER), None)
@@ -202,8 +215,10 @@ def select_scenario(
     model = request_model(body)
     if model is not None and model.startswith(model_prefix):
         return _checked_id(model.removeprefix(model_prefix), f"model {model!r}")
+    endpoint = _SHARED_PATH.fullmatch(path)
+    shown = endpoint["endpoint"] if endpoint is not None else DIALECTS[DEFAULT_DIALECT].endpoint
     raise NoScenarioSelectedError(
-        f"no scenario selected: POST /{{scenario-id}}/v1/chat/completions, send an "
+        f"no scenario selected: POST /{{scenario-id}}/v1/{shown}, send an "
         f"{SCENARIO_HEADER} header, or set the request's model to '{model_prefix}<id>'"
     )
 
@@ -227,16 +242,20 @@ def request_model(body: bytes) -> str | None:
 
 
 def prepare(
-    attempt: StreamAttempt | ErrorAttempt | FaultAttempt, *, now: float | None = None
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt,
+    *,
+    dialect: DialectId = DEFAULT_DIALECT,
+    now: float | None = None,
 ) -> Playback | Fault:
-    """Turn an attempt into what the shells play; raises PlaybackError if it cannot be.
+    """Turn an attempt of a ``dialect`` scenario into what the shells play; raises
+    PlaybackError if it cannot be.
 
     ``now`` is the send time (epoch seconds), which a Retry-After date is relative to.
     """
     if isinstance(attempt, FaultAttempt):
         return Fault(attempt.fault)
     if isinstance(attempt, ErrorAttempt):
-        body = error_body(attempt.error)
+        body = error_body(attempt.error, dialect)
         headers = error_headers(attempt.error, len(body), now=now)
         playback = Playback(attempt.error.status, tuple(headers), _single_write(body), "length")
     else:
@@ -335,7 +354,7 @@ def check_playable(scenario: Scenario) -> None:
     """Raise PlaybackError naming the first attempt that cannot be played."""
     for index, attempt in enumerate(scenario.attempts):
         try:
-            prepare(attempt)
+            prepare(attempt, dialect=scenario.dialect)
         except PlaybackError as error:
             raise PlaybackError(f"attempts[{index}]: {error}") from None
 
@@ -491,24 +510,42 @@ def json_playback(
 
 
 def error_playback(
-    status: int, message: str, extra_headers: tuple[tuple[str, str], ...] = ()
+    status: int,
+    message: str,
+    extra_headers: tuple[tuple[str, str], ...] = (),
+    *,
+    dialect: DialectId = DEFAULT_DIALECT,
 ) -> Playback:
-    """An error in the OpenAI shape, so clients report it like a provider's own."""
-    return json_playback(status, default_error_object(status, message), extra_headers)
+    """An error in the dialect's shape, so clients report it like a provider's own."""
+    return json_playback(status, DIALECTS[dialect].error_object(status, message), extra_headers)
 
 
-def unknown_scenario(scenario_id: str) -> Playback:
+def unknown_scenario(scenario_id: str, dialect: DialectId = DEFAULT_DIALECT) -> Playback:
     return error_playback(
-        404, f"no scenario {scenario_id!r}; PUT /_scenarios/{scenario_id} to create it"
+        404,
+        f"no scenario {scenario_id!r}; PUT /_scenarios/{scenario_id} to create it",
+        dialect=dialect,
+    )
+
+
+def wrong_endpoint(scenario_id: str, spoken: DialectId, asked: DialectId) -> Playback:
+    """The answer to a request at another dialect's endpoint than the scenario's."""
+    endpoint = DIALECTS[spoken].endpoint
+    return error_playback(
+        404,
+        f"scenario {scenario_id!r} speaks {spoken}, not {asked}: "
+        f"POST /{scenario_id}/v1/{endpoint} (or /{scenario_id}/{endpoint})",
+        dialect=asked,
     )
 
 
 def no_route(path: str) -> Playback:
+    endpoints = " or ".join(dialect.endpoint for dialect in DIALECTS.values())
     return error_playback(
         404,
         f"no route for {_shortened(path)!r}; "
-        "scenarios answer at /{scenario-id}/v1/chat/completions "
-        f"(ids match {SCENARIO_ID_PATTERN}) and at /v1/chat/completions with an "
+        f"scenarios answer at /{{scenario-id}}/v1/{{{endpoints}}} "
+        f"(ids match {SCENARIO_ID_PATTERN}) and at /v1/<endpoint> with an "
         f"{SCENARIO_HEADER} header or a model of '{DEFAULT_MODEL_PREFIX}<id>'",
     )
 
@@ -523,9 +560,12 @@ def misdirected(host: str | None) -> Playback:
     )
 
 
-def method_not_allowed(method: str, allowed: str) -> Playback:
+def method_not_allowed(method: str, allowed: str, dialect: DialectId = DEFAULT_DIALECT) -> Playback:
     return error_playback(
-        405, f"{method} is not allowed here; use {allowed}", (("allow", allowed),)
+        405,
+        f"{method} is not allowed here; use {allowed}",
+        (("allow", allowed),),
+        dialect=dialect,
     )
 
 

@@ -22,11 +22,16 @@ from pydantic import (
     StrictInt,
     StrictStr,
     Tag,
+    ValidationError,
     ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from .dialects import DEFAULT_DIALECT, DialectId
+from .dialects.anthropic import EventStep
 
 SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -129,6 +134,7 @@ _BARE_STEPS = {
 }
 _STEP_KEYS = {
     "chunk": ChunkStep,
+    "event": EventStep,
     "raw": RawStep,
     "done": DoneStep,
     "comment": CommentStep,
@@ -165,6 +171,7 @@ def _bare_step(value: Any) -> Any:
 
 Step = Annotated[
     Annotated[ChunkStep, Tag("chunk")]
+    | Annotated[EventStep, Tag("event")]
     | Annotated[RawStep, Tag("raw")]
     | Annotated[DoneStep, Tag("done")]
     | Annotated[CommentStep, Tag("comment")]
@@ -178,13 +185,18 @@ Step = Annotated[
     Discriminator(
         _step_kind,
         custom_error_type="unknown_step",
-        custom_error_message="a step has exactly one of the keys chunk, raw, done, comment, "
+        custom_error_message="a step has exactly one of the keys chunk, event, raw, done, comment, "
         "field, literal, pause_ms, stall, reset, end, disconnect (or is one of the bare "
         "words done, stall, reset, end, disconnect)",
     ),
 ]
 
 TERMINAL_STEPS = (StallStep, ResetStep, EndStep, DisconnectStep)
+DIALECT_STEPS: dict[type[BaseModel], tuple[str, DialectId]] = {
+    ChunkStep: ("chunk", "chat-completions"),
+    EventStep: ("event", "anthropic-messages"),
+}
+"""The steps only one dialect's wire has, with their tag; the others frame any wire."""
 
 
 # --- framing ----------------------------------------------------------------------------
@@ -545,6 +557,12 @@ class Scenario(_Model):
     """A named script: attempt n answers the n-th request; the last attempt repeats."""
 
     id: str = Field(pattern=SCENARIO_ID_PATTERN)
+    dialect: DialectId = Field(
+        default=DEFAULT_DIALECT,
+        description="The wire the scenario speaks: its endpoint, error bodies and the "
+        "steps it scripts (chunk steps for chat-completions, event steps for "
+        "anthropic-messages).",
+    )
     title: str = ""
     description: str = ""
     provenance: Provenance = Provenance()
@@ -570,8 +588,40 @@ class Scenario(_Model):
             raise ValueError("a scenario needs at least one attempt")
         return value
 
+    @model_validator(mode="after")
+    def _steps_of_its_dialect(self) -> Scenario:
+        misplaced = [
+            _misplaced_step(self.dialect, (attempt_index, step_index), step)
+            for attempt_index, attempt in enumerate(self.attempts)
+            if isinstance(attempt, StreamAttempt)
+            for step_index, step in enumerate(attempt.stream.steps)
+            if DIALECT_STEPS.get(type(step), ("", self.dialect))[1] != self.dialect
+        ]
+        if misplaced:
+            # Raised as a ValidationError so each problem keeps its step's location.
+            raise ValidationError.from_exception_data(type(self).__name__, misplaced)
+        return self
+
     def attempt(self, number: int) -> StreamAttempt | ErrorAttempt | FaultAttempt:
         """The attempt that answers request ``number`` (1-based)."""
         if number < 1:
             raise ValueError("attempt numbers start at 1")
         return self.attempts[min(number, len(self.attempts)) - 1]
+
+
+def _misplaced_step(
+    dialect: DialectId, where: tuple[int, int], step: BaseModel
+) -> InitErrorDetails:
+    tag, owner = DIALECT_STEPS[type(step)]
+    attempt_index, step_index = where
+    return InitErrorDetails(
+        type=PydanticCustomError(
+            "step_of_another_dialect",
+            "{tag} steps belong to {owner} scenarios, and this one is {dialect} "
+            "(set the scenario's dialect, or script this wire's own steps)",
+            {"tag": tag, "owner": owner, "dialect": dialect},
+        ),
+        # The tagged-union form of the location, as pydantic reports any other step error.
+        loc=("attempts", attempt_index, "stream", "stream", "steps", step_index, tag),
+        input=step.model_dump(mode="json"),
+    )

@@ -21,6 +21,7 @@ from typing import NamedTuple, Self
 
 import h11
 
+from .dialects import DEFAULT_DIALECT, DIALECTS
 from .errors import FakeProviderError
 from .hosts import HostCheck, url_host
 from .listening import ListeningServer
@@ -29,12 +30,12 @@ from .playback import (
     Answer,
     Fault,
     Playback,
-    answer_completions,
     answer_control,
+    answer_model_request,
     error_playback,
     misdirected,
 )
-from .registry import HowEnded, ScenarioRegistry
+from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .sends import Run
 
 DEFAULT_HOST = "127.0.0.1"
@@ -81,9 +82,10 @@ class _RequestRejectedError(FakeProviderError):
 
 
 class FakeProviderServer(ListeningServer):
-    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/chat/completions``,
-    and at ``/v1/chat/completions`` to a request whose ``x-scenario-id`` header or
-    ``model`` (``{model_prefix}<id>``) names it.
+    """Serves every scenario of ``registry`` at ``/{scenario-id}/v1/<endpoint>`` (and
+    without ``/v1``), and at ``/v1/<endpoint>`` to a request whose ``x-scenario-id``
+    header or ``model`` (``{model_prefix}<id>``) names it; the endpoint is the scenario
+    dialect's: ``chat/completions``, or ``messages`` for Anthropic Messages.
 
     The control API answers a request only if its ``Host`` is ``localhost``, an IP address,
     ``host`` or one of ``allowed_hosts`` (``*``: any), with this port (fakeprovider.hosts).
@@ -153,6 +155,15 @@ class FakeProviderServer(ListeningServer):
     def base_url(self, scenario_id: str) -> str:
         """The OpenAI ``base_url`` that plays ``scenario_id``."""
         return f"{self.root_url}/{scenario_id}/v1"
+
+    def sdk_base_url(self, scenario_id: str) -> str:
+        """The base URL the SDKs of the scenario's dialect take: :meth:`base_url` for chat,
+        ``http://HOST:PORT/{id}`` for Anthropic Messages (its SDKs add ``/v1/messages``)."""
+        try:
+            dialect = DIALECTS[self.registry.get(scenario_id).dialect]
+        except UnknownScenarioError:
+            dialect = DIALECTS[DEFAULT_DIALECT]
+        return f"{self.root_url}/{scenario_id}{dialect.base_suffix}"
 
     def _sweep(self) -> None:
         """End the reading of every request past its deadline; again a quarter timeout on."""
@@ -342,7 +353,7 @@ class _Connection:
 
     async def _respond(self, request: _Request) -> bool:
         """Answer one request; False if the connection cannot carry another."""
-        answer = answer_completions(
+        answer = answer_model_request(
             self._registry,
             method=request.method,
             target=request.target,
@@ -362,7 +373,7 @@ class _Connection:
             method=request.method,
             path=request.path,
             body=request.body,
-            base_url=self._server.base_url,
+            base_url=self._server.sdk_base_url,
         )
         return await self._send_response(control)
 
@@ -668,3 +679,6 @@ class ServerThread:
 
     def base_url(self, scenario_id: str) -> str:
         return self.server.base_url(scenario_id)
+
+    def sdk_base_url(self, scenario_id: str) -> str:
+        return self.server.sdk_base_url(scenario_id)

@@ -28,7 +28,7 @@ from .playback import (
     Answer,
     Fault,
     Playback,
-    answer_completions,
+    answer_model_request,
     no_route,
 )
 from .registry import HowEnded, ScenarioRegistry
@@ -184,7 +184,7 @@ class _TransportCore:
             (name.decode("latin-1").lower(), value.decode("latin-1"))
             for name, value in request.headers.raw
         ]
-        answer = answer_completions(
+        answer = answer_model_request(
             self.registry,
             method=request.method,
             target=target,

@@ -15,11 +15,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http import HTTPStatus
 from typing import Literal
 
 from pydantic import JsonValue
 
+from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
+from .dialects.anthropic import EventStep
 from .errors import FakeProviderError
 from .scenario import (
     ChunkStep,
@@ -41,6 +42,7 @@ from .scenario import (
     StreamAttempt,
     StreamResponse,
 )
+from .statuses import reason_phrase
 
 BOM = b"\xef\xbb\xbf"
 MAX_STREAM_BODY_BYTES = 16 * 1024 * 1024
@@ -155,6 +157,12 @@ def encode_step(step: Step, framing: Framing, envelope: dict[str, JsonValue] | N
         case ChunkStep():
             payload = dump_json(chunk_payload(step, envelope), framing)
             return encode_data_event(payload, framing, event_end=step.event_end)
+        case EventStep():
+            # The dialect names the event; the framing is the one every wire shares.
+            name = step.event_name()
+            line = b"" if name is None else _field_line("event", name, framing)
+            payload = dump_json(step.event, framing)
+            return line + encode_data_event(payload, framing, event_end=step.event_end)
         case RawStep():
             return encode_data_event(step.raw, framing, event_end=step.event_end)
         case DoneStep():
@@ -163,12 +171,17 @@ def encode_step(step: Step, framing: Framing, envelope: dict[str, JsonValue] | N
             out = b":" + step.comment.encode() + eol
             return out + eol if step.event_end else out
         case FieldStep():
-            space = b" " if framing.data_space and step.value else b""
-            out = step.field.encode() + b":" + space + step.value.encode() + eol
+            out = _field_line(step.field, step.value, framing)
             return out + eol if step.event_end else out
         case LiteralStep():
             return step.literal.encode()
     raise TypeError(f"{type(step).__name__} writes no bytes")
+
+
+def _field_line(name: str, value: str, framing: Framing) -> bytes:
+    """A non-data field line: ``event: message``, ``id: 7``."""
+    space = b" " if framing.data_space and value else b""
+    return name.encode() + b":" + space + value.encode() + _LINE_ENDINGS[framing.line_ending]
 
 
 # --- write planning ---------------------------------------------------------------------
@@ -240,25 +253,19 @@ def stream_headers(response: StreamResponse) -> list[tuple[str, str]]:
     return _merge_headers(defaults, response.headers)
 
 
-def error_body(response: ErrorResponse) -> bytes:
+def default_error_object(status: int, message: str | None = None) -> JsonValue:
+    """An error body of the default dialect: the shape OpenAI-compatible providers use."""
+    return DIALECTS[DEFAULT_DIALECT].error_object(status, message)
+
+
+def error_body(response: ErrorResponse, dialect: DialectId = DEFAULT_DIALECT) -> bytes:
+    """The body as written, or the dialect's error object for the status."""
     if response.raw_body is not None:
         return response.raw_body.encode()
-    body = response.body if response.body is not None else default_error_object(response.status)
+    body = response.body
+    if body is None:
+        body = DIALECTS[dialect].error_object(response.status, None)
     return json.dumps(body).encode()
-
-
-def default_error_object(status: int, message: str | None = None) -> JsonValue:
-    """An error body in the shape OpenAI-compatible providers use."""
-    reason = _reason(status)
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    return {
-        "error": {
-            "message": message or f"fake provider: {status} {reason}",
-            "type": kind,
-            "param": None,
-            "code": None,
-        }
-    }
 
 
 def error_headers(
@@ -292,16 +299,9 @@ def _merge_headers(defaults: dict[str, str], overrides: dict[str, str]) -> list[
     return merged + list(overrides.items())
 
 
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"
-
-
 def encode_head(status: int, headers: Iterable[tuple[str, str]]) -> bytes:
     """An HTTP/1.1 status line and header block."""
-    lines = [f"HTTP/1.1 {status} {_reason(status)}"]
+    lines = [f"HTTP/1.1 {status} {reason_phrase(status)}"]
     lines += [f"{name}: {value}" for name, value in headers]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -326,12 +326,14 @@ class TranscriptLine:
 
 def attempt_transcript(
     attempt: StreamAttempt | ErrorAttempt | FaultAttempt,
+    dialect: DialectId = DEFAULT_DIALECT,
 ) -> list[TranscriptLine]:
-    """What the provider sends for an attempt, write by write; raises EncodeError."""
+    """What the provider sends for an attempt of a ``dialect`` scenario, write by write;
+    raises EncodeError."""
     if isinstance(attempt, FaultAttempt):
         return [TranscriptLine("end", ending=f"{attempt.fault} before any response byte")]
     if isinstance(attempt, ErrorAttempt):
-        body = error_body(attempt.error)
+        body = error_body(attempt.error, dialect)
         head = encode_head(attempt.error.status, error_headers(attempt.error, len(body)))
         return [TranscriptLine("head", head), TranscriptLine("body", body)]
     response = attempt.stream

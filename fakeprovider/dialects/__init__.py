@@ -1,0 +1,44 @@
+"""The wires a scenario can speak: each dialect's endpoint, error body and event vocabulary.
+
+A dialect is another wire for the same meaning (DIALECTS.md). What differs per wire lives in
+one module each (``chat``, ``anthropic``); the framing, byte splits, pauses and endings of a
+stream attempt are the same machinery for all of them (fakeprovider.wire).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from pydantic import JsonValue
+
+from . import anthropic, chat
+
+DialectId = Literal["chat-completions", "anthropic-messages"]
+DIALECT_IDS: tuple[DialectId, ...] = get_args(DialectId)
+DEFAULT_DIALECT: DialectId = "chat-completions"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What the fake provider needs to know of a wire beyond its stream steps."""
+
+    id: DialectId
+    endpoint: str
+    """The path after the base URL's ``/v1``: served at ``/{id}/v1/<endpoint>``,
+    ``/{id}/<endpoint>`` and, for header or model routing, ``/v1/<endpoint>``."""
+    error_object: Callable[[int, str | None], JsonValue]
+    """The error body a provider of this dialect sends for a status (and message)."""
+    base_suffix: str
+    """What the dialect's SDKs expect a base URL to end with: OpenAI's append
+    ``/chat/completions`` to a base with ``/v1``, Anthropic's ``/v1/messages`` to one
+    without."""
+
+
+DIALECTS: dict[DialectId, Dialect] = {
+    "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object, "/v1"),
+    "anthropic-messages": Dialect(
+        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, ""
+    ),
+}

@@ -1,0 +1,74 @@
+"""``fakeprovider show/validate/schema`` know Anthropic fixtures; ``conformance run`` skips them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conformance.cli import main as conformance_main
+from fakeprovider.cli import main
+from fakeprovider.fixtures import load_fixtures
+
+PENDING = Path(__file__).parents[2] / "pending-fixtures" / "anthropic"
+
+
+def test_the_anthropic_fixtures_validate_and_are_cited() -> None:
+    result = CliRunner().invoke(main, ["validate", str(PENDING)])
+    assert result.exit_code == 0, result.output
+    scenarios = load_fixtures([PENDING])
+    assert len(scenarios) >= 5
+    for scenario in scenarios:
+        assert scenario.dialect == "anthropic-messages"
+        assert scenario.provenance.urls, scenario.id
+
+
+def test_show_prints_named_events_and_anthropics_error_body() -> None:
+    result = CliRunner().invoke(main, ["show", str(PENDING / "an-http-529.yaml")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[2] == (
+        'body  {"type": "error", "error": {"type": "overloaded_error", '
+        '"message": "fake provider: 529 overloaded_error"}}'
+    )
+    assert 'write 1  event: message_start\\ndata: {"type":"message_start"' in result.output
+
+
+def test_validate_names_file_field_and_reason_of_a_malformed_one(tmp_path: Path) -> None:
+    path = tmp_path / "an-typo.yaml"
+    path.write_text(
+        "dialect: anthropic-messages\nattempts:\n  - stream:\n      steps:\n"
+        "        - event: {type: ping}\n          event_lin: false\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"{path}:6: attempts[0].stream.steps[0].event_lin: unknown field" in result.output
+
+
+def test_schema_knows_the_dialect_and_event_steps() -> None:
+    result = CliRunner().invoke(main, ["schema"])
+    schema = json.loads(result.output)
+    dialect = schema["properties"]["dialect"]
+    assert dialect["enum"] == ["chat-completions", "anthropic-messages"]
+    assert dialect["default"] == "chat-completions"
+    assert set(schema["$defs"]["EventStep"]["properties"]) == {
+        "event",
+        "name",
+        "event_line",
+        "event_end",
+    }
+
+
+def test_conformance_run_never_runs_an_anthropic_case_as_chat() -> None:
+    result = CliRunner().invoke(conformance_main, ["run", "--fixtures", str(PENDING)])
+    assert result.exit_code != 0
+    assert "no case selected" in result.output
+
+
+def test_conformance_validate_does_not_read_an_anthropic_expect_as_chat() -> None:
+    result = CliRunner().invoke(conformance_main, ["validate", str(PENDING)])
+    assert result.exit_code == 0, result.output
+    unread = len(load_fixtures([PENDING]))
+    assert f"expect unchecked in {unread}, of a dialect the oracle cannot read yet" in result.output
