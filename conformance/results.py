@@ -22,6 +22,7 @@ from .verdicts import (
     CaseStatus,
     CatalogueEntry,
     Contract,
+    Cost,
     Verdict,
     reading_order,
     worst,
@@ -46,6 +47,10 @@ class _Result(BaseModel):
 class InvariantVerdict(_Result):
     verdict: Verdict
     reason: str = ""
+    # What a failure cost the caller, as its checker states it (the compatibility page reads
+    # it). Optional within schema version 1, and left out where none is stated: results
+    # written before it existed still load, and read the same.
+    cost: Cost | None = Field(default=None, exclude_if=lambda cost: cost is None)
 
 
 class RetryWait(_Result):
