@@ -29,7 +29,7 @@ from conformance.invariants.conforming import conforming_evidence
 from conformance.options import RunOptions
 from conformance.oracle import ExpectedAttempt
 from conformance.report.compatibility import Column, damage, meaning_lost, render_compatibility
-from conformance.results import CaseResult, RunResult
+from conformance.results import CaseResult, RunResult, reproducible_json
 from conformance.run.runner import judge
 from conformance.verdicts import CaseStatus
 from fakeprovider.build import ScenarioBuilder, stream
@@ -213,6 +213,17 @@ def test_a_failure_carries_its_cost_into_the_results_json_and_onto_the_page() ->
     assert "cost" not in written["G1"]  # a pass states none, and the file says nothing
     page = render_compatibility([column([case])], fixtures="f")
     assert "| `built` | C1 | lost: part of the text, 'lo' of 'Hello' |" in page
+
+
+def test_a_crash_cost_quotes_no_port_in_reproducible_results() -> None:
+    """A cost quotes the crash's message, which may name the URL the adapter failed on."""
+    crash = Thrown(message="ConnectError: http://127.0.0.1:41234/v1 refused")
+    data = json.loads(reproducible_json(saved([judged(HELLO, crash)])))
+    cost = data["cases"][0]["verdicts"]["G1"]["cost"]
+    assert cost == {
+        "kind": "crash",
+        "detail": "raised 'ConnectError: http://127.0.0.1:…/v1 refused'",
+    }
 
 
 def test_results_written_before_costs_load_and_show_no_loss() -> None:
