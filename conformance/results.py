@@ -22,6 +22,7 @@ from .verdicts import (
     CaseStatus,
     CatalogueEntry,
     Contract,
+    Cost,
     Verdict,
     reading_order,
     worst,
@@ -46,6 +47,10 @@ class _Result(BaseModel):
 class InvariantVerdict(_Result):
     verdict: Verdict
     reason: str = ""
+    # What a failure cost the caller, as its checker states it (the compatibility page reads
+    # it). Optional within schema version 1, and left out where none is stated: results
+    # written before it existed still load, and read the same.
+    cost: Cost | None = Field(default=None, exclude_if=lambda cost: cost is None)
 
 
 class RetryWait(_Result):
@@ -148,14 +153,14 @@ class RunResult(_Result):
 # - when things happened: ``started_at``, ``finished_at``, and each request's
 #   ``received_at`` and ``ended_at``;
 # - how long they took: each case's ``duration_s``, the waits measured at the provider
-#   (``retry.waits[].measured_ms``) and every duration quoted in a verdict's reason
+#   (``retry.waits[].measured_ms``) and every duration quoted in a verdict's reason or cost
 #   (``"waits 8 ms in [1, 1]"`` becomes ``"waits … ms in [1, 1]"``, and ``"gave up after
 #   15.01 s"`` ``"gave up after … s"``; :func:`reproducible_reason`);
 # - the waits the adapter chose, which random jitter or an HTTP-date ``Retry-After`` read
 #   against the clock make vary: ``delay_ms`` of ``retry`` events and
 #   ``retry.waits[].announced_ms``;
 # - the port of the run's loopback server: the value of each request's ``Host`` header, and
-#   the port of every URL quoted in a verdict's reason, an event's ``message`` or the
+#   the port of every URL quoted in a verdict's reason or cost, an event's ``message`` or the
 #   adapter's stderr (an adapter's error message may name the URL it failed on:
 #   ``http://127.0.0.1:41234/x`` becomes ``http://127.0.0.1:…/x``);
 # - which came first, the provider's last write or the hang-up of an adapter that stopped
@@ -199,6 +204,8 @@ def _blank_case(case: dict[str, Any]) -> None:
         wait["measured_ms"] = wait["announced_ms"] = None
     for verdict in case["verdicts"].values():
         verdict["reason"] = reproducible_reason(verdict["reason"])
+        if "cost" in verdict:  # it quotes what the reason does (a crash's message)
+            verdict["cost"]["detail"] = reproducible_reason(verdict["cost"]["detail"])
 
 
 def reproducible_reason(reason: str) -> str:

@@ -22,6 +22,25 @@ Contract = Literal["harness", "interop"]
 CONTRACTS: tuple[Contract, ...] = ("harness", "interop")
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
+# What a failure cost the caller, as the checker that finds it states it (the compatibility
+# page reads it): what the provider sent and the caller lost, got corrupted or got invented;
+# an adapter that crashed, hung or broke the protocol; a failure reported as something else.
+CostKind = Literal[
+    "lost", "corrupted", "invented", "crash", "hang", "broken-protocol", "misreported"
+]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one failure cost the caller: its kind and what was concerned, quoted."""
+
+    kind: CostKind
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.replace('-', ' ')}: {self.detail}"
+
+
 # Two orders, one per purpose:
 # - VERDICTS: the columns of count tables (RunResult.counts, `conformance run`'s summary).
 # - BY_SEVERITY: worst first, what a case or a run is summed up by, and the HTML report's

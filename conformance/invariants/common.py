@@ -6,7 +6,14 @@ import dataclasses
 from collections.abc import Callable
 
 from ..oracle import ExpectedAttempt
-from .evidence import Difference, Evidence, ObservedAttempt, other_reading, outcome_difference
+from .evidence import (
+    Difference,
+    Evidence,
+    ObservedAttempt,
+    ending_cost,
+    other_reading,
+    outcome_difference,
+)
 from .registry import Judgement, breached, held, weaker
 
 Applies = Callable[[ExpectedAttempt], bool]
@@ -68,7 +75,9 @@ def has_feature(*names: str) -> Applies:
 
 def breach_of(difference: Difference | None) -> Judgement | None:
     """A difference in the outcome as a breach of the aspect it is in."""
-    return None if difference is None else breached(difference.detail, difference.aspect)
+    if difference is None:
+        return None
+    return breached(difference.detail, difference.aspect, difference.cost)
 
 
 def same_outcome(
@@ -88,15 +97,16 @@ def expected_failure(
         return same_outcome(seen, wanted, evidence)
     code = wanted.code
     check_code = evidence.capabilities.error_codes
+    cost = ending_cost(seen, wanted)
     finish = seen.finish
     if finish is not None and finish.reason == "error":
         if check_code and finish.code != code:
-            return breached(f"finish error {finish.code}, expected {code}", "finish")
+            return breached(f"finish error {finish.code}, expected {code}", "finish", cost)
         return None
     if seen.thrown is not None:
         if check_code and seen.thrown.code != code:
-            return breached(f"{seen.describe()}, expected finish error {code}", "finish")
+            return breached(f"{seen.describe()}, expected finish error {code}", "finish", cost)
         if evidence.contract == "interop":
             return None  # the caller is told exactly what failed (v1.2, thrown with the code)
         return weaker(f"{seen.describe()} instead of yielding finish error {code}", "finish")
-    return breached(f"{seen.describe()}, expected finish error {code}", "finish")
+    return breached(f"{seen.describe()}, expected finish error {code}", "finish", cost)

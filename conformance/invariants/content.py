@@ -5,12 +5,16 @@ from __future__ import annotations
 from ..events import ReasoningBlock, TextBlock, arguments_match
 from ..oracle import ExpectedAttempt
 from ..quirks import Aspect
+from ..verdicts import Cost
 from .common import Compare, expected_failure, judge_attempts
 from .evidence import (
     Evidence,
     ObservedAttempt,
+    ending_cost,
+    text_cost,
     texts,
     tool_calls,
+    usage_cost,
     usage_difference,
 )
 from .registry import Judgement, breached, invariant
@@ -26,9 +30,12 @@ def _success(wanted: ExpectedAttempt) -> bool:
 
 
 def _text_equal(kind: type[TextBlock | ReasoningBlock], label: str) -> Compare:
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> Judgement | None:
         got, expected = texts(seen.blocks, kind), texts(wanted.blocks, kind)
-        return None if got == expected else f"{label} {got!r}, expected {expected!r}"
+        if got == expected:
+            return None
+        cost = text_cost(label, got, expected)
+        return breached(f"{label} {got!r}, expected {expected!r}", cost=cost)
 
     return compare
 
@@ -98,7 +105,8 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
             return None
         # As many calls, different arguments; otherwise the calls themselves differ.
         aspect: Aspect = "arguments" if len(got) == len(expected) else "tool-calls"
-        return breached(f"arguments {got!r}, expected {expected!r}", aspect)
+        cost = Cost("corrupted", f"arguments {got!r} for {expected!r}")
+        return breached(f"arguments {got!r}, expected {expected!r}", aspect, cost)
 
     return judge_attempts(
         evidence, lambda w: w.success and bool(tool_calls(w.blocks)), compare, content=True
@@ -120,11 +128,13 @@ def check_arguments_raw(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_usage_mapping(evidence: Evidence) -> Judgement | None:
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> str | None:
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, ev: Evidence) -> Judgement | None:
         assert wanted.usage is not None
         if not seen.usages:
             # A thrown attempt hands over no usage: its failure's invariant judges the throw.
-            return None if seen.thrown is not None else "no usage reported, expected one"
+            if seen.thrown is not None:
+                return None
+            return breached("no usage reported, expected one", cost=usage_cost(None, wanted.usage))
         problem = usage_difference(seen.usages[-1], wanted.usage)
         if problem and ev.contract == "interop":
             # The wire's own figures (input including the cached tokens) lose nothing.
@@ -132,8 +142,10 @@ def check_usage_mapping(evidence: Evidence) -> Judgement | None:
             as_sent = wanted.usage.model_copy(
                 update={"input_tokens": wanted.usage.input_tokens + cached}
             )
-            return usage_difference(seen.usages[-1], as_sent) and problem
-        return problem
+            problem = usage_difference(seen.usages[-1], as_sent) and problem
+        if problem is None:
+            return None
+        return breached(problem, cost=usage_cost(seen.usages[-1], wanted.usage))
 
     return judge_attempts(evidence, lambda w: w.usage is not None, compare, content=True)
 
@@ -165,7 +177,8 @@ def check_finish_mapping(evidence: Evidence) -> Judgement | None:
             and bool(tool_calls(wanted.blocks))
         )
         if (finish is None or finish.reason != wanted.reason) and not calls_finish:
-            return breached(f"{seen.describe()}, expected finish {wanted.reason}")
+            reason = f"{seen.describe()}, expected finish {wanted.reason}"
+            return breached(reason, cost=ending_cost(seen, wanted))
         return None
 
     return judge_attempts(evidence, lambda w: w.success or "finish-unknown" in w.features, compare)

@@ -43,7 +43,7 @@ from ..quirks import (
     contested_aspects,
     unbounded_reading,
 )
-from ..verdicts import CaseStatus, Contract
+from ..verdicts import CaseStatus, Contract, Cost
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,10 @@ class ObservedAttempt:
         if finish is None:
             return "no finish"
         return f"finish {finish.reason}" + (f" {finish.code}" if finish.code else "")
+
+    def shown(self) -> str:
+        """What the caller was handed, block by block, then how the attempt ended."""
+        return "; ".join([*map(block_summary, self.blocks), self.describe()])
 
 
 @dataclass(frozen=True)
@@ -289,6 +293,26 @@ def streamed_calls(events: Iterable[Event]) -> list[ToolCallBlock]:
 
 
 def usage_difference(observed: Usage, expected: Usage) -> str | None:
+    differing = _usage_differing(observed, expected)
+    if differing is None:
+        return None
+    name, seen, wanted = differing
+    return f"usage {name} is {seen}, expected {wanted}"
+
+
+def usage_cost(observed: Usage | None, expected: Usage) -> Cost:
+    """What a usage that differs from the wire's (or none at all) cost the caller."""
+    if observed is None:
+        sent = ", ".join(f"{k} {v}" for k, v in expected.model_dump(exclude_none=True).items())
+        return Cost("lost", f"the usage {sent}")
+    name, seen, wanted = _usage_differing(observed, expected) or ("usage", None, None)
+    if not seen:
+        return Cost("lost", f"usage {name} {wanted}")
+    return Cost("corrupted", f"usage {name} {seen} for {wanted}")
+
+
+def _usage_differing(observed: Usage, expected: Usage) -> tuple[str, int | None, int | None] | None:
+    """The first usage figure that differs: its name, the observed and the expected value."""
     pairs: list[tuple[str, int | None, int | None]] = [
         ("input_tokens", observed.input_tokens, expected.input_tokens),
         ("output_tokens", observed.output_tokens, expected.output_tokens),
@@ -298,10 +322,7 @@ def usage_difference(observed: Usage, expected: Usage) -> str | None:
     # relies on, reporting a different figure does.
     if expected.reasoning_tokens is not None and observed.reasoning_tokens is not None:
         pairs.append(("reasoning_tokens", observed.reasoning_tokens, expected.reasoning_tokens))
-    for name, seen, wanted in pairs:
-        if seen != wanted:
-            return f"usage {name} is {seen}, expected {wanted}"
-    return None
+    return next(((n, seen, wanted) for n, seen, wanted in pairs if seen != wanted), None)
 
 
 @dataclass(frozen=True)
@@ -310,6 +331,7 @@ class Difference:
 
     aspect: Aspect
     detail: str
+    cost: Cost | None = None  # what the difference cost the caller, where it is a loss
 
 
 def first_difference(
@@ -346,18 +368,24 @@ def outcome_differences(
         return
     if expected.success != (not observed.failed):
         wanted = expected.reason + (f" {expected.code}" if expected.code else "")
-        yield Difference("finish", f"{observed.describe()}, expected finish {wanted}")
+        detail = f"{observed.describe()}, expected finish {wanted}"
+        yield Difference("finish", detail, ending_cost(observed, expected))
         return
     if not expected.success:
         if capabilities.error_codes and observed.code != expected.code:
-            yield Difference("finish", f"{observed.describe()}, expected code {expected.code}")
+            detail = f"{observed.describe()}, expected code {expected.code}"
+            yield Difference("finish", detail, ending_cost(observed, expected))
         return
     assert observed.finish is not None
     reasons = {observed.finish.reason, expected.reason}
     # stop ↔ tool-calls after streamed calls is C5's (its last-reason-wins rule) to judge.
     calls_finish = reasons == {"stop", "tool-calls"} and bool(tool_calls(expected.blocks))
     if observed.finish.reason != expected.reason and not calls_finish:
-        yield Difference("finish", f"finish {observed.finish.reason}, expected {expected.reason}")
+        yield Difference(
+            "finish",
+            f"finish {observed.finish.reason}, expected {expected.reason}",
+            ending_cost(observed, expected),
+        )
     yield from blocks_differences(observed.blocks, expected.blocks, capabilities)
 
 
@@ -393,7 +421,11 @@ def blocks_differences(
     for aspect, kind in kinds:
         seen, wanted = texts(observed, kind), texts(expected, kind)
         if seen != wanted:
-            yield Difference(aspect, f"{aspect} blocks {_short(seen)}, expected {_short(wanted)}")
+            yield Difference(
+                aspect,
+                f"{aspect} blocks {_short(seen)}, expected {_short(wanted)}",
+                text_cost(aspect, seen, wanted),
+            )
     yield from tool_calls_differences(tool_calls(observed), tool_calls(expected))
 
 
@@ -407,6 +439,7 @@ def tool_calls_differences(
         yield Difference(
             "tool-calls",
             f"{len(observed)} tool call(s) {_calls(observed)}, expected {_calls(expected)}",
+            _calls_cost(observed, expected),
         )
         return
     wire_ids = [call.id for call in expected]
@@ -429,8 +462,78 @@ def _call_difference(
     aspect: Aspect, position: int, part: str, seen: str, wanted: str
 ) -> Difference:
     return Difference(
-        aspect, f"tool call {position} {part} {_short(seen)}, expected {_short(wanted)}"
+        aspect,
+        f"tool call {position} {part} {_short(seen)}, expected {_short(wanted)}",
+        Cost("corrupted", f"call {position} {part} {_clip(seen)} for {_clip(wanted)}"),
     )
+
+
+# --- what a difference cost the caller, in the words of the compatibility page -------------
+
+
+def ending_cost(observed: ObservedAttempt, expected: ExpectedAttempt) -> Cost:
+    """What an attempt that ended otherwise than the wire did cost the caller."""
+    sent = "; ".join([*map(block_summary, expected.blocks), expected.reason])
+    if expected.success and observed.thrown is None and observed.finish is None:
+        return Cost(
+            "lost", f"the ending: {observed.shown()}, nothing raised, where the stream ended {sent}"
+        )
+    if expected.success and observed.failed:
+        return Cost("lost", f"the stream's {sent} came back as {observed.shown()}")
+    if expected.success:
+        return Cost("corrupted", f"finish {observed.describe()} for {expected.reason}")
+    if not observed.failed:
+        return Cost(
+            "misreported",
+            f"a failed stream reported as a success: {observed.shown()}, where the stream "
+            f"failed {expected.code}",
+        )
+    if observed.thrown is None and observed.finish is None:
+        return Cost(
+            "misreported",
+            f"a failed stream handed back without an error: {observed.shown()}, where it "
+            f"failed {expected.code}",
+        )
+    return Cost("misreported", f"{observed.shown()}, where the stream failed {expected.code}")
+
+
+def block_summary(block: Block) -> str:
+    """A block as the caller was handed it, short."""
+    if isinstance(block, ToolCallBlock):
+        return f"call {block.id!r}/{block.name!r} {_clip(block.arguments)}"
+    return f"{block.type} {_clip(block.text)}"
+
+
+def text_cost(aspect: str, seen: list[str], wanted: list[str]) -> Cost:
+    got, sent = "".join(seen), "".join(wanted)
+    if got == sent:  # the same text, cut into other blocks
+        return Cost("corrupted", f"{aspect} blocks {_clip(seen)} for {_clip(wanted)}")
+    if not got:
+        return Cost("lost", f"the {aspect} {_clip(sent)}")
+    if sent in got:
+        return Cost("invented", f"{aspect} {_clip(got)} for {_clip(sent)}")
+    if got in sent:
+        return Cost("lost", f"part of the {aspect}, {_clip(got)} of {_clip(sent)}")
+    return Cost("corrupted", f"{aspect} {_clip(got)} for {_clip(sent)}")
+
+
+def _calls_cost(observed: list[ToolCallBlock], expected: list[ToolCallBlock]) -> Cost:
+    """Calls dropped where every call handed back is one the wire sent; else corrupted."""
+    if all(any(_same_call(call, sent) for sent in expected) for call in observed):
+        missing = [sent for sent in expected if not any(_same_call(c, sent) for c in observed)]
+        return Cost("lost", ", ".join(map(block_summary, missing)))
+    shown = ", ".join(block_summary(call).removeprefix("call ") for call in observed)
+    return Cost("corrupted", f"{len(observed)} tool calls for {len(expected)}: {shown}")
+
+
+def _same_call(seen: ToolCallBlock, sent: ToolCallBlock) -> bool:
+    same_identity = (seen.id, seen.name) == (sent.id, sent.name)
+    return same_identity and arguments_match(seen.arguments, sent.arguments)
+
+
+def _clip(value: object, limit: int = 48) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def _calls(calls: list[ToolCallBlock]) -> str:

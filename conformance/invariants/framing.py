@@ -139,7 +139,9 @@ def _closed_before_done(
         problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
         if problem:
             return breached(
-                f"read as finished without [DONE], but {problem.detail}", problem.aspect
+                f"read as finished without [DONE], but {problem.detail}",
+                problem.aspect,
+                problem.cost,
             )
         return Judgement(
             False, f"read as finished without [DONE]: {seen.describe()}", recorded=True

@@ -18,6 +18,7 @@ from ..events import (
     arguments_match,
     explicit_null_fields,
 )
+from ..verdicts import Cost
 from .evidence import Evidence, ObservedAttempt
 from .registry import EVERY_CASE, Judgement, breached, held, invariant
 
@@ -57,12 +58,14 @@ def check_one_finish(evidence: Evidence) -> Judgement:
     for attempt in evidence.attempts:
         thrown = attempt.thrown
         if thrown is not None and not is_canonical(thrown.code):
+            first_line = thrown.message.partition("\n")[0]
             # A crash: whatever else the case shows follows from it (INVARIANTS.md "Contracts").
             return Judgement(
                 False,
                 f"attempt {attempt.number}: crashed, threw {_quoted(thrown.message)} with no "
                 "canonical code",
                 root_cause=True,
+                cost=Cost("crash", f"raised {_quoted(first_line, 100)}"),
             )
     return _per_attempt(_one_finish)(evidence)
 

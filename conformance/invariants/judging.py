@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
+from ..verdicts import ATTENTION, BY_SEVERITY, CaseStatus, Cost, CostKind, Verdict, reading_order
 from .evidence import Evidence
 from .framing import FRAMING_FEATURES
 from .registry import CATALOGUE, Invariant, Judgement
@@ -74,10 +74,12 @@ INDEPENDENT = ("G8", "H5", "R4", "R5", "R6", "R9")
 
 @dataclass(frozen=True)
 class Finding:
-    """One invariant's verdict for a case and why."""
+    """One invariant's verdict for a case and why; ``cost``: what a failure or non-strict
+    finding cost the caller, where the checker that found it states it."""
 
     verdict: Verdict
     reason: str
+    cost: Cost | None = None
 
 
 Judged = Mapping[str, tuple[Invariant, Judgement]]
@@ -101,7 +103,8 @@ def judge_evidence(
     for id, (verdict, reason) in verdicts.items():
         if id in explained and verdict != "n/a":
             verdict, reason = "n/a", explained[id]
-        findings[id] = Finding(verdict, reason)
+        cost = judged[id][1].cost if verdict in ATTENTION else None
+        findings[id] = Finding(verdict, reason, cost)
     return findings
 
 
@@ -149,8 +152,17 @@ def _failing_with_plain_framing(control: Evidence | None) -> frozenset[str] | No
 def _did_not_complete(evidence: Evidence, judged: Judged) -> dict[str, Finding]:
     owner, status = _status_owner(evidence, judged)
     findings = {id: Finding("n/a", f"the case did not complete; see {owner}") for id in judged}
-    findings[owner] = Finding("fail", status)
+    cost = Cost(_STATUS_COSTS[evidence.status], evidence.detail or "the adapter never returned")
+    findings[owner] = Finding("fail", status, cost)
     return {id: findings[id] for id in documented_order(findings)}
+
+
+# What a case that did not complete cost the caller, by how it ended.
+_STATUS_COSTS: dict[CaseStatus, CostKind] = {
+    "timeout": "hang",
+    "crash": "crash",
+    "protocol-error": "broken-protocol",
+}
 
 
 def _status_owner(evidence: Evidence, judged: Judged) -> tuple[str, str]:

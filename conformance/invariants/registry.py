@@ -21,6 +21,7 @@ from ..verdicts import (
     Capability,
     CatalogueEntry,
     Contract,
+    Cost,
     Level,
     RuleInfo,
     Verdict,
@@ -48,18 +49,21 @@ class Judgement:
     # The aspect of the outcome a breach is in, where the checker knows it (a comparison of
     # whole outcomes names the first difference's); None: its invariant's ``reads``.
     aspect: Aspect | None = None
+    # What the breach cost the caller, where the checker knows it (a comparison of outcomes
+    # derives it from the difference it found): the compatibility page reads it.
+    cost: Cost | None = None
 
 
 def held(reason: str = "") -> Judgement:
     return Judgement(True, reason)
 
 
-def breached(reason: str, aspect: Aspect | None = None) -> Judgement:
-    return Judgement(False, reason, aspect=aspect)
+def breached(reason: str, aspect: Aspect | None = None, cost: Cost | None = None) -> Judgement:
+    return Judgement(False, reason, aspect=aspect, cost=cost)
 
 
-def weaker(reason: str, aspect: Aspect | None = None) -> Judgement:
-    return Judgement(False, reason, weaker=True, aspect=aspect)
+def weaker(reason: str, aspect: Aspect | None = None, cost: Cost | None = None) -> Judgement:
+    return Judgement(False, reason, weaker=True, aspect=aspect, cost=cost)
 
 
 Check = Callable[[Evidence], Judgement | None]

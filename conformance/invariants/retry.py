@@ -667,7 +667,9 @@ def check_visible_outcome(evidence: Evidence) -> Judgement | None:
         problem = outcome_difference(visible, compared, ev.capabilities, ev.contested)
         if problem:
             return breached(
-                f"after {len(ev.attempts) - 1} retry event(s): {problem.detail}", problem.aspect
+                f"after {len(ev.attempts) - 1} retry event(s): {problem.detail}",
+                problem.aspect,
+                problem.cost,
             )
         return held(f"attempt {final.number}'s outcome: {visible.describe()}")
 

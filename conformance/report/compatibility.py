@@ -2,12 +2,12 @@
 
 Pure functions over :class:`~conformance.results.RunResult` columns. Each library's corpus
 run is judged under both contracts (INVARIANTS.md "Contracts"): its failures under
-``interop`` are meaning lost, each with what it cost the caller, computed from the events
-and the oracle's reading of the wire; its failures under ``harness`` alone are contract
-gaps. Then verdict counts per invariant family, the tables of each library's own retry layer
-(:mod:`.retry_layers` builds them: R judged against the policy its shim declares, requests
-measured at the fake provider), and a check of the findings of real-adapters.md §0 against
-what was observed this time.
+``interop`` are meaning lost, each with what it cost the caller as the checker that failed
+it states it (the results' ``cost``: the page keeps no rules of its own); its failures
+under ``harness`` alone are contract gaps. Then verdict counts per invariant family, the
+tables of each library's own retry layer (:mod:`.retry_layers` builds them: R judged
+against the policy its shim declares, requests measured at the fake provider), and a check
+of the findings of real-adapters.md §0 against what was observed this time.
 ``conformance matrix`` writes the Markdown to ``reports/compatibility.md``; nothing here runs
 an adapter.
 """
@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL, is_canonical
-from ..events import arguments_match
+from ..codes import is_canonical
 from ..results import CaseResult, RunResult
 from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict, family_of, family_order
 from .upstream import ToDo, not_reproduced, to_do
@@ -148,18 +147,12 @@ SUCCESS_REASONS = ("stop", "tool-calls", "max-tokens")
 
 def succeeded(case: CaseResult | None) -> bool:
     """Handed the caller a success (a success finish, nothing raised)."""
-    return case is not None and _ending(_final_attempt(case.events)) == "success"
-
-
-def _ending(events: Sequence[Mapping[str, Any]]) -> str:
-    """How an attempt ended for its caller: ``success``, ``failure`` (raised or a failure
-    finish) or ``open`` (no finish, nothing raised)."""
+    if case is None:
+        return False
+    events = _final_attempt(case.events)
     finish = _finish(events)
-    if _thrown(events) is not None:
-        return "failure"
-    if finish is None:
-        return "open"
-    return "success" if finish["reason"] in SUCCESS_REASONS else "failure"
+    ended_well = finish is not None and finish["reason"] in SUCCESS_REASONS
+    return ended_well and _thrown(events) is None
 
 
 def text_of(case: CaseResult | None) -> str:
@@ -171,11 +164,6 @@ def _joined(blocks: Sequence[Mapping[str, Any]], kind: str) -> str:
 
 
 # --- the two contracts: meaning lost, contract gaps --------------------------------------
-
-HARNESS_REFUSALS = frozenset({EMPTY_RESPONSE, MALFORMED_TOOL_CALL})
-"""Refusals only the harness asks for (INVARIANTS.md "Contracts": E1, T5): the wire carried a
-complete response without meaning (no content, a call never identified). Under interop a
-library that hands it back as sent loses nothing; refusing it loses nothing either."""
 
 
 @dataclass(frozen=True)
@@ -206,129 +194,10 @@ def meaning_lost(column: Column) -> list[LostMeaning]:
 
 def damage(case: CaseResult) -> list[str]:
     """What the caller of ``case`` lost, got corrupted or got invented, or the crash or hang,
-    measured against the oracle's reading of the wire with the interop contract's latitude
-    (arguments equal as JSON, tool-calls after streamed calls, the wire's own input figure).
-    Empty when the results show none."""
-    if case.status == "timeout":
-        return [f"hang: {case.detail or 'the adapter never returned'}"]
-    if case.status != "completed":  # a process that died, or events the protocol forbids
-        kind = "crash" if case.status == "crash" else "broken protocol"
-        return [f"{kind}: {case.detail}"]
-    events = _final_attempt(case.events)
-    wanted: Mapping[str, Any] = case.expected["attempts"][-1]
-    thrown = _thrown(events)
-    if thrown is not None and not is_canonical(thrown.get("code")):
-        message = str(thrown.get("message", "")).partition("\n")[0]
-        return [f"crash: raised {_clip(message, 100)}"]
-    ending, got = _ending(events), outcome(case)
-    if wanted["finish"] in SUCCESS_REASONS:
-        if ending == "success":
-            return _differences(events, wanted)
-        lost = "; ".join([*map(_block, wanted.get("blocks", [])), wanted["finish"]])
-        if ending == "failure":
-            return [f"lost: the stream's {lost} came back as {got}"]
-        return [f"lost the ending: {got}, nothing raised, where the stream ended {lost}"]
-    code = wanted.get("code")
-    if code in HARNESS_REFUSALS:
-        return [] if ending == "failure" else _differences(events, wanted)
-    if ending == "success":
-        return [f"a failed stream reported as a success: {got}, where the stream failed {code}"]
-    if ending == "open":
-        return [f"a failed stream handed back without an error: {got}, where it failed {code}"]
-    failure = thrown or _finish(events)  # the ending is a failure: one of them is there
-    if failure is not None and failure.get("code") == code:
-        return []
-    return [f"failure misreported: {got}, where the stream failed {code}"]
-
-
-def _differences(events: Sequence[Mapping[str, Any]], wanted: Mapping[str, Any]) -> list[str]:
-    blocks, sent = _blocks(events), wanted.get("blocks", [])
-    found = [
-        *_text_difference("text", _joined(blocks, "text"), _joined(sent, "text")),
-        *_text_difference("reasoning", _joined(blocks, "reasoning"), _joined(sent, "reasoning")),
-        *_call_differences(_calls(blocks), _calls(sent)),
-        *_usage_differences([e for e in events if e.get("type") == "usage"], wanted.get("usage")),
-    ]
-    finish = _finish(events)
-    if finish is None:
-        absent = "finish-absent" in wanted.get("features", [])
-        return found if absent else [*found, "lost: the finish the stream sent"]
-    reason = finish["reason"]
-    # Interop: a turn that streamed tool calls may end tool-calls whatever came last.
-    after_calls = reason == "tool-calls" and bool(_calls(sent))
-    if wanted["finish"] in SUCCESS_REASONS and reason != wanted["finish"] and not after_calls:
-        found.append(f"corrupted: finish {reason} for {wanted['finish']}")
-    return found
-
-
-def _text_difference(kind: str, got: str, sent: str) -> list[str]:
-    if got == sent:
-        return []
-    if not got:
-        return [f"lost: the {kind} {_clip(sent)}"]
-    if sent in got:
-        return [f"invented: {kind} {_clip(got)} for {_clip(sent)}"]
-    if got in sent:
-        return [f"lost: part of the {kind}, {_clip(got)} of {_clip(sent)}"]
-    return [f"corrupted: {kind} {_clip(got)} for {_clip(sent)}"]
-
-
-def _call_differences(got: list[dict[str, Any]], sent: list[dict[str, Any]]) -> list[str]:
-    if len(got) != len(sent):
-        missing = [call for call in sent if not any(_same_call(call, g) for g in got)]
-        if all(any(_same_call(g, call) for call in sent) for g in got):
-            return [f"lost: {_block(call)}" for call in missing]
-        shown = ", ".join(_block(call).removeprefix("call ") for call in got)
-        return [f"corrupted: {len(got)} tool calls for {len(sent)}: {shown}"]
-    found = []
-    for index, (call, wanted) in enumerate(zip(got, sent, strict=True)):
-        for field_name in ("id", "name"):
-            if call[field_name] != wanted[field_name]:
-                found.append(
-                    f"corrupted: call {index} {field_name} {_clip(call[field_name])} "
-                    f"for {_clip(wanted[field_name])}"
-                )
-        if not arguments_match(call["arguments"], wanted["arguments"]):
-            found.append(
-                f"corrupted: call {index} arguments {_clip(call['arguments'])} "
-                f"for {_clip(wanted['arguments'])}"
-            )
-    return found
-
-
-def _same_call(got: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
-    same_identity = (got["id"], got["name"]) == (sent["id"], sent["name"])
-    return same_identity and arguments_match(got["arguments"], sent["arguments"])
-
-
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
-
-
-def _usage_differences(
-    reported: list[Mapping[str, Any]], sent: Mapping[str, Any] | None
-) -> list[str]:
-    if sent is None:
-        return []
-    if not reported:
-        return ["lost: the usage " + ", ".join(f"{k} {v}" for k, v in sent.items())]
-    got = reported[-1]
-    cached = sent.get("cache_read_tokens") or 0
-    found = []
-    for name in _USAGE_FIELDS:
-        seen, wanted = got.get(name), sent.get(name)
-        if name == "reasoning_tokens" and (seen is None or wanted is None):
-            continue  # optional in the protocol: leaving it out loses nothing
-        if name == "cache_read_tokens":
-            seen, wanted = seen or 0, wanted or 0
-        # Interop: the wire's own input figure (cached tokens included) is what was sent.
-        as_sent = name == "input_tokens" and isinstance(wanted, int) and seen == wanted + cached
-        if seen != wanted and not as_sent:
-            found.append(
-                f"lost: usage {name} {wanted}"
-                if not seen
-                else f"corrupted: usage {name} {seen} for {wanted}"
-            )
-    return found
+    as the checkers that failed it under the interop contract state it (each cost once, in
+    the documented order of its invariants). Empty when none of them states one."""
+    costs = (verdict.cost for verdict in case.verdicts.values() if verdict.verdict == "fail")
+    return list(dict.fromkeys(str(cost) for cost in costs if cost is not None))
 
 
 def contract_gaps(column: Column) -> list[tuple[str, int, str, str]]:
@@ -684,8 +553,8 @@ LOST_TITLE = "Meaning lost (interop contract)"
 LOST_NOTE = (
     "Failures under the interop contract: the library lost, corrupted or invented what the "
     "provider sent, crashed, hung, or reported a failed stream as a success. One row per case: "
-    "the invariants that failed in it, and what the caller got wrong, measured against the "
-    "oracle's reading of the wire. A row that says “no loss shown” is a failure these results "
+    "the invariants that failed in it, and what the caller got wrong, as the checker that "
+    "failed it states it. A row that says “no loss shown” is a failure these results "
     "do not show to be a loss: a suspected false positive of the suite, listed, not hidden."
 )
 GAPS_TITLE = "Contract gaps (harness contract only)"

@@ -64,7 +64,7 @@ def judge(
     """Every exercised invariant's verdict, each root cause reported once; ``control`` is
     what the case's plain-framed twin showed, if it ran."""
     return {
-        id: InvariantVerdict(verdict=finding.verdict, reason=finding.reason)
+        id: InvariantVerdict(verdict=finding.verdict, reason=finding.reason, cost=finding.cost)
         for id, finding in judge_evidence(evidence, strict=strict, control=control).items()
     }
 

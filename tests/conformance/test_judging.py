@@ -37,7 +37,7 @@ from conformance.invariants.judging import Finding, judge_evidence
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
 from conformance.quirks import admitted_readings
-from conformance.verdicts import ATTENTION, CONTRACTS, AltReading, Contract
+from conformance.verdicts import ATTENTION, CONTRACTS, AltReading, Contract, Cost
 from fakeprovider.build import ScenarioBuilder, http_error, stream
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.registry import RequestRecord
@@ -860,5 +860,11 @@ def test_a_tool_calls_finish_where_a_failure_came_last_is_described_as_reported(
     for contract in CONTRACTS:
         judged = judge_evidence(dataclasses.replace(reported, contract=contract))
         assert judged["C5"] == Finding(
-            "fail", "attempt 1: finish tool-calls, expected finish error CONTENT_FILTER"
+            "fail",
+            "attempt 1: finish tool-calls, expected finish error CONTENT_FILTER",
+            Cost(
+                "misreported",
+                "a failed stream reported as a success: call 'call_1'/'now' '{}'; finish "
+                "tool-calls, where the stream failed CONTENT_FILTER",
+            ),
         )
