@@ -84,11 +84,12 @@ def _stream(
     if reading.failure is None and not reading.done:
         # A disconnect in a body without chunked coding is played, and read, as its close.
         flushed = sse_payloads(plan.body, flush=True)[len(payloads) :]
-        # Under interop a body the wire ended after its finish, closed or reset, may be read
-        # as finished: all the provider sent had arrived (H3 and S5 alike).
-        closed = plan.ending in ("close", "reset")
-        finished = _finished_readings(reading, flushed, number) if closed else ()
-        reading.fail(*_UNFINISHED[plan.ending])
+        # Under interop a body the wire ended after its finish, closed, reset or cut, may be
+        # read as finished: all the provider sent had arrived (H3 and S5 alike).
+        ended = plan.ending != "stall"
+        finished = _finished_readings(reading, flushed, number) if ended else ()
+        failure = _UNFINISHED[plan.ending]
+        reading.fail(*failure)
         unfinished = reading.result(number)
         # S5's [DONE] is the harness's duty: the finished readings are the interop ones,
         # with the wire features of the body as it ended.
@@ -96,7 +97,7 @@ def _stream(
             dataclasses.replace(r, features=r.features | unfinished.features, interop_readings=())
             for r in finished
         )
-        if finished and plan.ending == "reset":
+        if finished and failure[0] == TRANSPORT:
             # Or read as the close it follows, then refused for want of [DONE].
             readings += (dataclasses.replace(unfinished, code=STREAM_CLOSED),)
         return dataclasses.replace(unfinished, interop_readings=readings)

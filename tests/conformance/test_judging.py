@@ -755,11 +755,15 @@ def test_a_reset_after_the_finish_read_as_a_clean_close_loses_nothing_under_inte
     assert failing(closed, "harness") == ["H3"]
 
 
-def test_a_reset_after_the_finish_of_a_chunked_body_read_as_complete_loses_nothing() -> None:
-    """All the provider sent had arrived when the connection was reset (here before [DONE],
-    after the usage): a library that reads the attempt as finished loses nothing under
-    interop, as S5 allows for a close; the harness asks for TRANSPORT and its retry."""
-    case = _built(stream().role().text("Hi").finish("stop").usage(5, 1).reset())
+@pytest.mark.parametrize("ending", ["reset", "disconnect"])
+def test_a_reset_after_the_finish_of_a_chunked_body_read_as_complete_loses_nothing(
+    ending: str,
+) -> None:
+    """All the provider sent had arrived when the connection was reset or cut (here before
+    [DONE], after the usage): a library that reads the attempt as finished loses nothing
+    under interop, as S5 allows for a close; the harness asks for TRANSPORT and its retry."""
+    finished_stream = stream().role().text("Hi").finish("stop").usage(5, 1)
+    case = _built(getattr(finished_stream, ending)())
     text = TextBlock(text="Hi")
     finished = read_once(
         case,

@@ -21,8 +21,8 @@ EXPECTED = {
     # The Response has no finish reason: a cut answer looks complete...
     "finish-length-partial-text": "text 'Hel'; stop",
     "truncated-no-finish-no-done": "text 'Hel'; stop",
-    # ...except a length finish with nothing produced, which the model layer raises.
-    "length-no-content": "raised ModelBehaviorError",
+    # ...except a length finish with nothing produced, which the model layer refuses, typed.
+    "length-no-content": "raised ModelBehaviorError (MAX_TOKENS)",
     "retry-field-only-event": "raised JSONDecodeError (MALFORMED_RESPONSE)",
     "http-429-forever": "raised RateLimitError (RATE_LIMIT)",
     "reset-mid-stream-then-ok": "raised APIConnectionError (TRANSPORT)",
