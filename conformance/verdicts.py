@@ -56,6 +56,7 @@ ATTENTION: frozenset[Verdict] = frozenset({"fail", "non-strict"})
 AltReading = Literal[
     "by-id",
     "index-only",
+    "index-only-last-wins",
     "arguments-object-as-json",
     "flush-replaces",
     "last-id-wins",
@@ -67,6 +68,7 @@ AltReading = Literal[
 ALT_READINGS: dict[AltReading, str] = {
     "by-id": "entries that carry one id are one call; an entry without id continues the last",
     "index-only": "every entry at one wire index is one call, whatever id it brings",
+    "index-only-last-wins": "one call per wire index, the last id and name it brought kept",
     "arguments-object-as-json": "arguments sent as a JSON value are that value, serialised",
     "flush-replaces": "a fragment equal to the arguments so far is a flush, not appended",
     "last-id-wins": "a conflicting non-empty id replaces the call's id",

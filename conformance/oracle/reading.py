@@ -108,6 +108,10 @@ def _reset_looks_like_close(response: StreamResponse) -> bool:
     )
 
 
+# The readings that keep every entry at one wire index in one call (quirk C2).
+_ONE_CALL_PER_INDEX = ("index-only", "index-only-last-wins")
+
+
 @dataclass
 class _ToolCall:
     block: int
@@ -273,7 +277,7 @@ class _Reading:
         not by id (the key is the id), nor at one wire index read as one call."""
         if self.alt == "by-id":
             return False
-        return not (self.alt == "index-only" and wire_index is not None)
+        return not (self.alt in _ONE_CALL_PER_INDEX and wire_index is not None)
 
     def _identity(self, call: _ToolCall, current: str | None, key: str, holder: Any) -> str | None:
         """T1/T2/T4: only a non-empty string establishes identity, and only once."""
@@ -289,7 +293,10 @@ class _Reading:
             self.features.add(
                 f"tool-{key}-repeated" if value == current else f"tool-{key}-conflict"
             )
-            return value if key == "id" and self.alt == "last-id-wins" else current
+            last_wins = self.alt == "index-only-last-wins" or (
+                key == "id" and self.alt == "last-id-wins"
+            )
+            return value if last_wins else current
         if continuation or current is not None:
             kind = "null" if value is None else ("empty" if value == "" else "nonstring")
             self.features.add(f"tool-{key}-{kind}")

@@ -335,9 +335,10 @@ QUIRKS: Mapping[str, Quirk] = _catalogue(
             "INFO",
             "every parallel call uses index 0",
             # Another id and name at index 0 open another call, or index 0 is one call
-            # (first id and name kept, T1/T2; arguments joined, C3).
+            # (arguments joined, C3) keeping the first id and name (T1/T2) or the last (an
+            # index-keyed client that assigns them); never concatenated (T2).
             contests=_GROUPING,
-            readings=("index-only",),
+            readings=("index-only", "index-only-last-wins"),
         ),
         Quirk(
             "C3", "index-offset-block", "INFO", "the first call at index 1, a content-block index"

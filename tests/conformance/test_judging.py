@@ -371,6 +371,25 @@ def test_a_conflicting_id_contests_the_id_only(contract: Contract) -> None:
     assert failing(read_as(fixture, _call(id="call_1call_x2call_x3call_x4")), contract) == ["T1"]
 
 
+def _one_call_at_index_0(id: str, name: str) -> Callable[[tuple[Block, ...]], tuple[Block, ...]]:
+    joined = '{"city": "Paris"}{"tz": "UTC"}'
+    return lambda _: (ToolCallBlock(id=id, name=name, arguments=joined),)
+
+
+@pytest.mark.parametrize("contract", CONTRACTS)
+def test_one_call_at_a_shared_index_keeps_the_first_or_the_last_identity(
+    contract: Contract,
+) -> None:
+    """Ollama's calls all at index 0, read by index: one call whose id and name are the
+    first's or the last's (an index-keyed client that assigns each field) is a reading;
+    one whose id or name was concatenated is none."""
+    fixture = "ollama-index-reused"
+    for id, name in (("call_a", "get_weather"), ("call_b", "get_time")):
+        assert failing(read_as(fixture, _one_call_at_index_0(id, name)), contract) == []
+    concatenated = _one_call_at_index_0("call_acall_b", "get_weatherget_time")
+    assert failing(read_as(fixture, concatenated), contract) != []
+
+
 ADMITTED = [
     (scenario.id, alt) for scenario in fixtures().values() for alt in admitted_readings(scenario)
 ]
