@@ -7,13 +7,13 @@ thing, the way a real client differs.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from collections.abc import Callable
 from functools import cache
 
 import pytest
+from retry_evidence import record
 
 from conformance.events import (
     Block,
@@ -56,19 +56,9 @@ def conforming(fixture: str) -> Evidence:
 
 
 def served(attempt: ExpectedAttempt) -> RequestRecord:
-    body = b'{"model":"fake-model","stream":true}'
-    return RequestRecord(
-        scenario="s",
-        attempt=attempt.number,
-        method="POST",
-        path="/s/v1/chat/completions",
-        headers=[],
-        body=body.decode(),
-        body_base64=base64.b64encode(body).decode(),
-        received_at=1_000.0 + attempt.number,
-        ended_at=1_000.0 + attempt.number + 0.5,
-        ended="complete",
-    )
+    """The request a conforming adapter made for ``attempt``: one a second, half a second long."""
+    start_ms = attempt.number * 1000
+    return record(attempt.number, start_ms, start_ms + 500)
 
 
 def verdicts(evidence: Evidence, contract: Contract = "harness") -> dict[str, str]:
