@@ -26,6 +26,11 @@ ABORTED: Final = "ABORTED"
 # A library's typed refusal of a `length` finish with no output (E4): the token limit cut
 # the attempt before anything was produced; retried unchanged it hits the same limit.
 MAX_TOKENS: Final = "MAX_TOKENS"
+# Non-success ends of a turn (protocol 1.1): the model declined (Anthropic `refusal`), the
+# provider paused a long turn the caller must continue (`pause_turn`), a filter cut it.
+REFUSAL: Final = "REFUSAL"
+PAUSE_TURN: Final = "PAUSE_TURN"
+CONTENT_FILTER: Final = "CONTENT_FILTER"
 
 # The fixed members of the vocabulary; `HTTP_<status>` and upper-cased wire finish reasons
 # (`CONTENT_FILTER`, ...) are open-ended and built by the helpers below.
@@ -45,6 +50,9 @@ CANONICAL_CODES: Final = frozenset(
         CONTEXT_WINDOW_EXCEEDED,
         ABORTED,
         MAX_TOKENS,
+        REFUSAL,
+        PAUSE_TURN,
+        CONTENT_FILTER,
     }
 )
 

@@ -35,7 +35,11 @@ MAX_DEPTH = 64  # nested arrays and objects (an event needs 2, a run line's requ
 INT_RANGE = range(-(2**63), 2**63)  # integers: signed 64-bit
 # Strings: Unicode scalar values only, no lone surrogates (`"\ud800"` is valid JSON, not text).
 
-BlockType = Literal["text", "reasoning", "tool-call"]
+BlockType = Literal["text", "reasoning", "tool-call", "server-tool"]
+# The wires an adapter may declare it speaks (protocol 1.1, DIALECTS.md); absent from its
+# hello, it speaks chat-completions alone.
+ProtocolDialect = Literal["chat-completions", "anthropic-messages", "openai-responses"]
+DEFAULT_PROTOCOL_DIALECTS: tuple[ProtocolDialect, ...] = ("chat-completions",)
 FinishReason = Literal["stop", "tool-calls", "max-tokens", "error", "aborted"]
 
 
@@ -74,6 +78,12 @@ class TextBlock(WireModel):
 class ReasoningBlock(WireModel):
     type: Literal["reasoning"] = "reasoning"
     text: str
+    # Continuity tokens (protocol 1.1): opaque bytes a provider needs back verbatim in the
+    # next request, reported exactly as received and never made up.
+    signature: str | None = None
+    redacted: str | None = None  # a redacted block's data; its text is then ""
+    encrypted_content: str | None = None
+    item_id: str | None = None
 
 
 class ToolCallBlock(WireModel):
@@ -81,9 +91,23 @@ class ToolCallBlock(WireModel):
     id: str
     name: str
     arguments: str
+    item_id: str | None = None  # Responses: the item's id beside its callable call_id
 
 
-Block = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]
+class ServerToolBlock(WireModel):
+    """A tool the provider ran itself (protocol 1.1): never a call for the client to run."""
+
+    type: Literal["server-tool"] = "server-tool"
+    id: str
+    name: str
+    arguments: str
+
+
+Block = Annotated[
+    TextBlock | ReasoningBlock | ToolCallBlock | ServerToolBlock, Field(discriminator="type")
+]
+CallBlock = ToolCallBlock | ServerToolBlock
+"""The blocks assembled from tool-call deltas: an identity and raw arguments."""
 
 
 def arguments_match(seen: str, wanted: str) -> bool:
@@ -156,6 +180,7 @@ class Usage(EventBase):
     output_tokens: int
     cache_read_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None  # protocol 1.1
 
 
 class Finish(EventBase):
@@ -292,6 +317,12 @@ class Hello(WireModel):
     capabilities: Capabilities
     # Optional in protocol v1: absent, a retry layer follows each case's `retry` policy.
     retry_policy: DeclaredRetryPolicy | None = None
+    # Protocol 1.1: the dialects the adapter speaks; absent, chat-completions alone.
+    dialects: list[ProtocolDialect] | None = None
+
+    @property
+    def spoken_dialects(self) -> tuple[ProtocolDialect, ...]:
+        return tuple(self.dialects) if self.dialects is not None else DEFAULT_PROTOCOL_DIALECTS
 
     @model_validator(mode="after")
     def _policy_of_a_retry_layer(self) -> "Hello":
@@ -323,6 +354,8 @@ class RunCase(WireModel):
 
     type: Literal["run"] = "run"
     case: str
+    # Protocol 1.1: the wire of the case; absent, chat-completions.
+    dialect: ProtocolDialect | None = None
     base_url: str
     api_key: str
     request: dict[str, Any]

@@ -404,6 +404,9 @@ CanonicalCode = Literal[
     "CONTEXT_WINDOW_EXCEEDED",
     "ABORTED",
     "MAX_TOKENS",
+    "REFUSAL",
+    "PAUSE_TURN",
+    "CONTENT_FILTER",
 ]
 CANONICAL_CODES: frozenset[str] = frozenset(get_args(CanonicalCode))
 _HTTP_STATUS_CODE = r"^HTTP_[1-5][0-9]{2}$"
@@ -466,6 +469,9 @@ class ExpectedUsage(_Model):
     reasoning_tokens: StrictInt | None = Field(
         default=None, description="Listed exactly when the wire sent reasoning tokens."
     )
+    cache_write_tokens: StrictInt | None = Field(
+        default=None, description="Listed exactly when the wire sent cache writes (Anthropic)."
+    )
 
 
 class Expect(_Model):
@@ -486,6 +492,12 @@ class Expect(_Model):
     reasoning: StrictStr | None = Field(
         default=None, description="The concatenated reasoning block."
     )
+    signature: StrictStr | None = Field(
+        default=None, description="The reasoning block's signature, verbatim (Anthropic)."
+    )
+    redacted: StrictStr | None = Field(
+        default=None, description="A redacted reasoning block's opaque data, verbatim."
+    )
     tool_calls: tuple[ExpectedToolCall, ...] | None = Field(
         default=None, description="The tool calls in block order."
     )
@@ -504,7 +516,7 @@ class Expect(_Model):
             raise ValueError(f"a code goes with finish: error, not finish: {finish}")
         return code
 
-    @field_validator("text", "reasoning", "tool_calls")
+    @field_validator("text", "reasoning", "signature", "redacted", "tool_calls")
     @classmethod
     def _no_blocks_on_error(cls, value: object, info: ValidationInfo) -> object:
         if value is not None and info.data.get("finish") == "error":

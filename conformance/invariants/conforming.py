@@ -11,6 +11,7 @@ from ..events import (
     Block,
     BlockEnd,
     BlockStart,
+    CallBlock,
     Capabilities,
     End,
     Event,
@@ -19,7 +20,6 @@ from ..events import (
     ReasoningDelta,
     Retry,
     TextDelta,
-    ToolCallBlock,
     ToolCallDelta,
     Usage,
 )
@@ -90,7 +90,7 @@ def _conforming_attempt(attempt: ExpectedAttempt, *, last: bool) -> list[Event]:
 
 
 def _delta(index: int, block: Block) -> Event:
-    if isinstance(block, ToolCallBlock):
+    if isinstance(block, CallBlock):
         # An identity the wire never sent is absent, not null (G8).
         identity = {key: value for key, value in (("id", block.id), ("name", block.name)) if value}
         return ToolCallDelta.model_validate(

@@ -15,6 +15,7 @@ from ..codes import MALFORMED_RESPONSE, STREAM_CLOSED
 from ..events import (
     Block,
     BlockEnd,
+    CallBlock,
     Capabilities,
     DeclaredRetryPolicy,
     Event,
@@ -499,8 +500,9 @@ def ending_cost(observed: ObservedAttempt, expected: ExpectedAttempt) -> Cost:
 
 def block_summary(block: Block) -> str:
     """A block as the caller was handed it, short."""
-    if isinstance(block, ToolCallBlock):
-        return f"call {block.id!r}/{block.name!r} {_clip(block.arguments)}"
+    if isinstance(block, CallBlock):
+        kind = "call" if isinstance(block, ToolCallBlock) else "server tool"
+        return f"{kind} {block.id!r}/{block.name!r} {_clip(block.arguments)}"
     return f"{block.type} {_clip(block.text)}"
 
 

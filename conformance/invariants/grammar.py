@@ -8,11 +8,11 @@ from ..codes import is_canonical
 from ..events import (
     BlockEnd,
     BlockStart,
+    CallBlock,
     Event,
     Finish,
     ReasoningDelta,
     TextDelta,
-    ToolCallBlock,
     ToolCallDelta,
     Usage,
     arguments_match,
@@ -260,11 +260,11 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
         elif isinstance(event, BlockEnd):
             block = event.block
             joined = "".join(fragments.get(event.index, []))
-            assembled = block.arguments if isinstance(block, ToolCallBlock) else block.text
+            assembled = block.arguments if isinstance(block, CallBlock) else block.text
             # Arguments re-serialised as equal JSON are C3's to judge, not a second breach.
             same = (
                 arguments_match(assembled, joined)
-                if isinstance(block, ToolCallBlock)
+                if isinstance(block, CallBlock)
                 else assembled == joined
             )
             if not same:

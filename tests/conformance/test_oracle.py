@@ -142,7 +142,7 @@ def test_last_usage_wins_and_is_disjoint() -> None:
         .usage(10, 4, cached_tokens=3, reasoning_tokens=2)
         .done()
     )
-    assert final.usage.model_dump(exclude={"case", "type"}) == {
+    assert final.usage.model_dump(exclude={"case", "type"}, exclude_none=True) == {
         "input_tokens": 7,
         "output_tokens": 4,
         "cache_read_tokens": 3,
