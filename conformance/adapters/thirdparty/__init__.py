@@ -162,6 +162,16 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("mirascope", "openai"),
             "mirascope",
         ),
+        # Anthropic Messages clients (hello.dialects: anthropic-messages).
+        Shim(
+            "anthropic",
+            "anthropic-python messages.stream + get_final_message",
+            "anthropic_sdk",
+            "factory",
+            "anthropic",
+            ("anthropic",),
+            "anthropic",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",

@@ -1,0 +1,101 @@
+"""The anthropic-python messages.stream shim on Anthropic scenarios (tox -e shim-anthropic):
+what ``get_final_message()`` hands its caller, or what the SDK raised."""
+
+from __future__ import annotations
+
+import pytest
+from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from shim_cases import announced_hello
+
+from conformance.adapters.thirdparty.common import NATIVE_RETRY
+from conformance.adapters.thirdparty.retry_policies import anthropic_sdk
+from conformance.options import RunOptions
+
+COLUMN = "anthropic"
+
+
+@pytest.fixture(scope="module")
+def reported() -> dict[str, list[dict[str, object]]]:
+    return run_scenarios(
+        COLUMN,
+        "an-text",
+        "an-tool-fragments",
+        "an-usage-cached",
+        "an-error-mid-stream",
+        "an-http-529",
+        "an-delta-unknown-index",
+        "an-truncated",
+        "an-tool-input-then-empty-json",
+    )
+
+
+def test_hello_declares_the_anthropic_dialect() -> None:
+    hello = announced_hello(COLUMN)
+    assert hello.dialects == ["anthropic-messages"]
+    assert hello.retry_policy is None  # retries off for the content cases
+
+
+def test_text_and_usage(reported: dict[str, list[dict[str, object]]]) -> None:
+    assert reported["an-text"] == [*text(0, "Hello"), usage(25, 15), finish("stop")]
+
+
+def test_tool_call_from_fragments(reported: dict[str, list[dict[str, object]]]) -> None:
+    # The SDK hands over the parsed input; the shim reports it as its JSON text.
+    assert reported["an-tool-fragments"] == [
+        *text(0, "Let me check."),
+        *call(1, "toolu_A", "get_weather", '{"city": "Paris"}'),
+        usage(40, 30),
+        finish("tool-calls"),
+    ]
+
+
+def test_cache_counters_are_their_own_fields(reported: dict[str, list[dict[str, object]]]) -> None:
+    assert reported["an-usage-cached"] == [
+        *text(0, "Hi"),
+        usage(10, 7, cache_read_tokens=5, cache_write_tokens=3),
+        finish("stop"),
+    ]
+
+
+def test_error_event_is_a_status_error_of_the_200(
+    reported: dict[str, list[dict[str, object]]],
+) -> None:
+    # _streaming.py:99-112 raises _make_status_error with the response's 200: a plain
+    # APIStatusError, typed only by its body's overloaded_error.
+    assert thrown(reported["an-error-mid-stream"]) == ("APIStatusError", "SERVER")
+
+
+def test_http_529_is_overloaded(reported: dict[str, list[dict[str, object]]]) -> None:
+    assert thrown(reported["an-http-529"]) == ("OverloadedError", "SERVER")
+
+
+def test_delta_for_an_unknown_index_raises_index_error(
+    reported: dict[str, list[dict[str, object]]],
+) -> None:
+    # reference §2.10: accumulate_event indexes content by the wire's index
+    # (lib/streaming/_messages.py:496), nothing typed: a thrown without a code.
+    assert thrown(reported["an-delta-unknown-index"]) == ("IndexError", None)
+
+
+def test_truncated_stream_is_returned_as_complete(
+    reported: dict[str, list[dict[str, object]]],
+) -> None:
+    # reference §2.10: no message_stop, no stop reason, and get_final_message() returns the
+    # snapshot anyway: the caller holds a cut answer that claims to be whole.
+    assert reported["an-truncated"] == [*text(0, "Hel"), usage(0, 1), finish("stop")]
+
+
+def test_empty_partial_json_keeps_the_start_input(
+    reported: dict[str, list[dict[str, object]]],
+) -> None:
+    # An empty buffer is never parsed (lib/streaming/_messages.py:507): the start's input stays.
+    assert reported["an-tool-input-then-empty-json"] == [
+        *call(0, "toolu_A", "get_weather", '{"city": "Paris"}'),
+        usage(0, 12),
+        finish("tool-calls"),
+    ]
+
+
+def test_declares_the_retry_policy_it_runs() -> None:
+    native = RunOptions(extra={NATIVE_RETRY: True})
+    assert announced_hello(COLUMN, native).retry_policy == anthropic_sdk()
