@@ -191,5 +191,11 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "langchain-js.js",
             ("@langchain/openai", "@langchain/core", "openai"),
         ),
+        NodeShim(
+            "anthropic-node",
+            "@anthropic-ai/sdk messages.stream + finalMessage",
+            "anthropic-node.js",
+            ("@anthropic-ai/sdk",),
+        ),
     )
 }

@@ -1,0 +1,105 @@
+"""The JS Anthropic clients' shims (@anthropic-ai/sdk, @ai-sdk/anthropic, @langchain/anthropic)
+on Anthropic scenarios (tox -e shim-js): what each library hands its caller.
+
+They need a Node.js >= 22 and shims/js/node_modules (scripts/install-js-shims); where either
+is missing every test here is skipped, with a reason that says so and how to get them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from shim_cases import announced_hello
+
+from conformance.adapters.thirdparty import SHIMS, NodeShim
+from conformance.adapters.thirdparty.common import NATIVE_RETRY
+from conformance.adapters.thirdparty.node import SETUP
+from conformance.options import RunOptions
+
+COLUMNS = [
+    name
+    for name, shim in SHIMS.items()
+    if isinstance(shim, NodeShim) and name.endswith(("anthropic", "anthropic-node"))
+]
+_MISSING = [name for name in COLUMNS if not SHIMS[name].installed]
+if _MISSING:
+    pytest.skip(
+        f"!!! JS SHIMS NOT TESTED: {', '.join(_MISSING)} cannot run here (they need Node.js "
+        f">= 22 and shims/js/node_modules); run {SETUP}",
+        allow_module_level=True,
+    )
+
+Reported = dict[str, list[dict[str, Any]]]
+SCENARIOS = (
+    "an-text",
+    "an-tool-fragments",
+    "an-usage-cached",
+    "an-error-mid-stream",
+    "an-http-529",
+    "an-delta-unknown-index",
+    "an-truncated",
+    "an-tool-input-then-empty-json",
+)
+
+
+@pytest.fixture(scope="module")
+def anthropic_node() -> Reported:
+    return run_scenarios("anthropic-node", *SCENARIOS)
+
+
+@pytest.mark.parametrize("column", COLUMNS)
+def test_hello_declares_the_anthropic_dialect(column: str) -> None:
+    hello = announced_hello(column)
+    assert hello.dialects == ["anthropic-messages"]
+    assert hello.retry_policy is None
+    assert announced_hello(column, RunOptions(extra={NATIVE_RETRY: True})).retry_policy
+
+
+def test_anthropic_node_text_tool_and_usage(anthropic_node: Reported) -> None:
+    assert anthropic_node["an-text"] == [*text(0, "Hello"), usage(25, 15), finish("stop")]
+    assert anthropic_node["an-tool-fragments"] == [
+        *text(0, "Let me check."),
+        *call(1, "toolu_A", "get_weather", '{"city":"Paris"}'),
+        usage(40, 30),
+        finish("tool-calls"),
+    ]
+    assert anthropic_node["an-usage-cached"] == [
+        *text(0, "Hi"),
+        usage(10, 7, cache_read_tokens=5, cache_write_tokens=3),
+        finish("stop"),
+    ]
+
+
+def test_anthropic_node_errors(anthropic_node: Reported) -> None:
+    # core/streaming.mjs:49-52: an APIError with the body's type and no status.
+    assert thrown(anthropic_node["an-error-mid-stream"]) == ("APIError", "SERVER")
+    assert thrown(anthropic_node["an-http-529"]) == ("OverloadedError", "SERVER")
+
+
+def test_anthropic_node_ignores_a_delta_for_an_unknown_index(anthropic_node: Reported) -> None:
+    # reference §2.10: content.at(3) is undefined, the delta is dropped; the rest reads whole.
+    assert anthropic_node["an-delta-unknown-index"] == [
+        *text(0, "Hi!"),
+        usage(0, 3),
+        finish("stop"),
+    ]
+
+
+def test_anthropic_node_resets_tool_input_on_an_empty_partial_json(
+    anthropic_node: Reported,
+) -> None:
+    # reference §2.10: the input is rebuilt from the deltas' text, "" → {}: the start's
+    # {"city": "Paris"} is lost.
+    assert anthropic_node["an-tool-input-then-empty-json"] == [
+        *call(0, "toolu_A", "get_weather", "{}"),
+        usage(0, 12),
+        finish("tool-calls"),
+    ]
+
+
+def test_anthropic_node_refuses_a_truncated_stream(anthropic_node: Reported) -> None:
+    # finalMessage() throws when no message_stop came (lib/MessageStream.mjs:381): a plain
+    # AnthropicError, untyped.
+    assert thrown(anthropic_node["an-truncated"]) == ("AnthropicError", None)
