@@ -172,6 +172,15 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("anthropic",),
             "anthropic",
         ),
+        Shim(
+            "langchain-anthropic",
+            "langchain-anthropic ChatAnthropic.stream, chunks added up",
+            "langchain_anthropic",
+            "factory",
+            "langchain_anthropic",
+            ("langchain-anthropic", "langchain-core", "anthropic"),
+            "langchain-anthropic",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",
