@@ -181,6 +181,15 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("langchain-anthropic", "langchain-core", "anthropic"),
             "langchain-anthropic",
         ),
+        Shim(
+            "litellm-anthropic",
+            "litellm.completion anthropic/ route (OpenAI-shaped chunks) + stream_chunk_builder",
+            "litellm",
+            "anthropic_route",
+            "litellm",
+            ("litellm",),
+            "litellm",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",

@@ -126,16 +126,23 @@ def finish_event(reason: str | None) -> Finish:
 
 
 def usage_event(
-    prompt: int | None, completion: int | None, cached: int | None, reasoning: int | None
+    prompt: int | None,
+    completion: int | None,
+    cached: int | None,
+    reasoning: int | None,
+    written: int | None = None,
 ) -> Usage | None:
-    """Protocol usage (C4: input excludes cached) from the provider's counts."""
+    """Protocol usage (C4: input excludes cached) from the provider's counts, ``prompt``
+    including the cache reads and, when a library counts them (litellm's Anthropic route),
+    the cache writes."""
     if prompt is None or completion is None:
         return None
     return Usage(
-        input_tokens=prompt - (cached or 0),
+        input_tokens=prompt - (cached or 0) - (written or 0),
         output_tokens=completion,
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
+        cache_write_tokens=written,
     )
 
 
