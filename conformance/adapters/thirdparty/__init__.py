@@ -190,6 +190,15 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("litellm",),
             "litellm",
         ),
+        Shim(
+            "pydantic-ai-anthropic",
+            "pydantic-ai AnthropicModel.request_stream",
+            "pydantic_ai_anthropic",
+            "factory",
+            "pydantic_ai",
+            ("pydantic-ai-slim", "anthropic"),
+            "pydantic-ai",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",

@@ -87,15 +87,9 @@ def content_blocks(content: Iterable[object]) -> list[Block]:
         if kind == "text" and part(block, "text"):
             blocks.append(TextBlock(text=str(part(block, "text"))))
         elif kind == "thinking":
-            signature = part(block, "signature")
-            blocks.append(
-                ReasoningBlock(
-                    text=str(part(block, "thinking") or ""),
-                    signature=signature if isinstance(signature, str) and signature else None,
-                )
-            )
+            blocks.append(reasoning_block(part(block, "thinking"), part(block, "signature")))
         elif kind == "redacted_thinking":
-            blocks.append(ReasoningBlock(text="", redacted=call_text(part(block, "data"))))
+            blocks.append(redacted_block(part(block, "data")))
         elif kind in ("tool_use", "server_tool_use"):
             call = ToolCallBlock if kind == "tool_use" else ServerToolBlock
             blocks.append(
@@ -106,6 +100,19 @@ def content_blocks(content: Iterable[object]) -> list[Block]:
                 )
             )
     return blocks
+
+
+def reasoning_block(text: object, signature: object) -> ReasoningBlock:
+    """A thinking block: its text, and its signature when the library kept a non-empty one."""
+    return ReasoningBlock(
+        text=str(text or ""),
+        signature=signature if isinstance(signature, str) and signature else None,
+    )
+
+
+def redacted_block(data: object) -> ReasoningBlock:
+    """A redacted thinking block: no text, its opaque data verbatim."""
+    return ReasoningBlock(text="", redacted=call_text(data))
 
 
 def message_usage(usage: object) -> Usage | None:
