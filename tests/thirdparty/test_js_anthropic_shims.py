@@ -103,3 +103,76 @@ def test_anthropic_node_refuses_a_truncated_stream(anthropic_node: Reported) -> 
     # finalMessage() throws when no message_stop came (lib/MessageStream.mjs:381): a plain
     # AnthropicError, untyped.
     assert thrown(anthropic_node["an-truncated"]) == ("AnthropicError", None)
+
+
+@pytest.fixture(scope="module")
+def vercel_ai() -> Reported:
+    return run_scenarios("vercel-ai-anthropic", *SCENARIOS)
+
+
+ZERO_CACHE = {"cache_read_tokens": 0, "cache_write_tokens": 0}  # the provider's zeros
+
+
+def test_vercel_ai_text_tool_and_usage(vercel_ai: Reported) -> None:
+    assert vercel_ai["an-text"] == [*text(0, "Hello"), usage(25, 15, **ZERO_CACHE), finish("stop")]
+    assert vercel_ai["an-tool-fragments"] == [
+        *text(0, "Let me check."),
+        *call(1, "toolu_A", "get_weather", '{"city":"Paris"}'),
+        usage(40, 30, **ZERO_CACHE),
+        finish("tool-calls"),
+    ]
+    assert vercel_ai["an-usage-cached"] == [
+        *text(0, "Hi"),
+        usage(10, 7, cache_read_tokens=5, cache_write_tokens=3),
+        finish("stop"),
+    ]
+
+
+def test_vercel_ai_reports_failures_as_parts(vercel_ai: Reported) -> None:
+    # A later error event is an error part (a StreamProviderError typed 529 by its
+    # overloaded_error), after the text already streamed.
+    assert vercel_ai["an-error-mid-stream"] == [
+        *text(0, "Hel"),
+        {
+            "type": "finish",
+            "reason": "error",
+            "code": "SERVER",
+            "message": "StreamProviderError: Overloaded",
+        },
+    ]
+    assert vercel_ai["an-http-529"] == [
+        {
+            "type": "finish",
+            "reason": "error",
+            "code": "SERVER",
+            "message": "APICallError: fake provider: 529 overloaded_error",
+        }
+    ]
+
+
+def test_vercel_ai_passes_a_delta_for_an_unknown_index_on(vercel_ai: Reported) -> None:
+    # The text_delta case sends a text-delta part for id "3" without looking for a started
+    # block (@ai-sdk/anthropic/dist/index.js:5856-5867): the caller gets a second text.
+    assert vercel_ai["an-delta-unknown-index"] == [
+        *text(0, "Hi!"),
+        *text(1, " lost"),
+        usage(0, 3, **ZERO_CACHE),
+        finish("stop"),
+    ]
+
+
+def test_vercel_ai_finishes_a_truncated_stream(vercel_ai: Reported) -> None:
+    # A finish part still comes, finishReason "other" with no raw stop reason and no usage:
+    # nothing tells the caller the answer was cut.
+    assert vercel_ai["an-truncated"] == [*text(0, "Hel"), finish("stop")]
+
+
+def test_vercel_ai_keeps_a_start_input_through_an_empty_partial_json(
+    vercel_ai: Reported,
+) -> None:
+    # The empty delta is skipped (dist/index.js:5893) and the start's input stays the call's.
+    assert vercel_ai["an-tool-input-then-empty-json"] == [
+        *call(0, "toolu_A", "get_weather", '{"city":"Paris"}'),
+        usage(0, 12, **ZERO_CACHE),
+        finish("tool-calls"),
+    ]

@@ -224,5 +224,11 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "anthropic-node.js",
             ("@anthropic-ai/sdk",),
         ),
+        NodeShim(
+            "vercel-ai-anthropic",
+            "AI SDK streamText over @ai-sdk/anthropic, fullStream parts",
+            "vercel-ai-anthropic.js",
+            ("ai", "@ai-sdk/anthropic"),
+        ),
     )
 }

@@ -6,7 +6,7 @@
 // library that returned without a stop reason finishes `stop`, a block the protocol has no
 // event for (a server tool's result) is left out, a parsed tool input is its JSON text.
 
-import { blockEvents, callText } from './assembled.js';
+import { blockEvents, callText, failureEvent } from './assembled.js';
 
 export const DIALECTS = Object.freeze(['anthropic-messages']);
 export const DEFAULT_MAX_TOKENS = 1024;
@@ -29,16 +29,18 @@ export function stopFinish(stopReason) {
   return code ? { type: 'finish', reason, code } : { type: 'finish', reason };
 }
 
-/** A library's assembled Anthropic message: its blocks in order, usage, stop reason. */
+/** A library's assembled Anthropic message: its blocks in order, usage, stop reason; or,
+ * for a library that reports its failure as data (the AI SDK's error part), what it
+ * assembled, then that failure. */
 export class MessageTurn {
-  constructor({ blocks = [], usage = null, stopReason = null } = {}) {
-    Object.assign(this, { blocks, usage, stopReason });
+  constructor({ blocks = [], usage = null, stopReason = null, failure = null } = {}) {
+    Object.assign(this, { blocks, usage, stopReason, failure });
   }
 
   *events() {
     yield* blockEvents(this.blocks);
     if (this.usage) yield this.usage;
-    yield stopFinish(this.stopReason);
+    yield this.failure ? failureEvent(this.failure) : stopFinish(this.stopReason);
   }
 }
 
