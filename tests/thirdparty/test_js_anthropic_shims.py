@@ -176,3 +176,60 @@ def test_vercel_ai_keeps_a_start_input_through_an_empty_partial_json(
         usage(0, 12, **ZERO_CACHE),
         finish("tool-calls"),
     ]
+
+
+@pytest.fixture(scope="module")
+def langchain_js() -> Reported:
+    return run_scenarios("langchain-js-anthropic", *SCENARIOS)
+
+
+def test_langchain_js_adds_the_preliminary_output_count(langchain_js: Reported) -> None:
+    # message_start's usage chunk (output_tokens 1, preliminary) and message_delta's (15,
+    # cumulative) are summed by concat (dist/utils/message_outputs.js:7-41): 16 reported.
+    assert langchain_js["an-text"] == [
+        *text(0, "Hello"),
+        usage(25, 16, **ZERO_CACHE),
+        finish("stop"),
+    ]
+    assert langchain_js["an-usage-cached"] == [
+        *text(0, "Hi"),
+        usage(10, 8, cache_read_tokens=5, cache_write_tokens=3),
+        finish("stop"),
+    ]
+    assert langchain_js["an-tool-fragments"] == [
+        *text(0, "Let me check."),
+        *call(1, "toolu_A", "get_weather", '{"city": "Paris"}'),
+        usage(40, 31, **ZERO_CACHE),
+        finish("tool-calls"),
+    ]
+
+
+def test_langchain_js_drops_a_start_input(langchain_js: Reported) -> None:
+    # A tool_use start's chunk carries args "" whatever its input (message_outputs.js:52-57):
+    # with only an empty partial_json after it the call has no arguments.
+    assert langchain_js["an-tool-input-then-empty-json"] == [
+        *call(0, "toolu_A", "get_weather", ""),
+        usage(0, 13, **ZERO_CACHE),
+        finish("tool-calls"),
+    ]
+
+
+def test_langchain_js_keeps_an_unknown_index_and_a_truncated_stream(
+    langchain_js: Reported,
+) -> None:
+    assert langchain_js["an-delta-unknown-index"] == [
+        *text(0, "Hi!"),
+        *text(1, " lost"),
+        usage(0, 4, **ZERO_CACHE),
+        finish("stop"),
+    ]
+    assert langchain_js["an-truncated"] == [
+        *text(0, "Hel"),
+        usage(0, 1, **ZERO_CACHE),
+        finish("stop"),
+    ]
+
+
+def test_langchain_js_errors(langchain_js: Reported) -> None:
+    assert thrown(langchain_js["an-error-mid-stream"]) == ("APIError", "SERVER")
+    assert thrown(langchain_js["an-http-529"]) == ("InternalServerError", "SERVER")

@@ -5,6 +5,9 @@ registry below names each shim, the library that must be importable for it to ru
 distributions whose versions the compatibility matrix records. A shim runs in the tox
 environment of its extra (``tox -e shim-openai``), never in the main test suite. The
 JavaScript libraries' shims are programs in ``shims/js/`` (:mod:`.node`, ``tox -e shim-js``).
+An Anthropic Messages client's shim declares ``dialects: ["anthropic-messages"]`` (protocol
+1.1) and builds on :mod:`.messages`; ``conformance matrix column`` runs each shim over the
+cases of the dialects it declares.
 """
 
 from __future__ import annotations
@@ -229,6 +232,12 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "AI SDK streamText over @ai-sdk/anthropic, fullStream parts",
             "vercel-ai-anthropic.js",
             ("ai", "@ai-sdk/anthropic"),
+        ),
+        NodeShim(
+            "langchain-js-anthropic",
+            "@langchain/anthropic ChatAnthropic.stream, chunks concatenated",
+            "langchain-js-anthropic.js",
+            ("@langchain/anthropic", "@langchain/core"),
         ),
     )
 }
