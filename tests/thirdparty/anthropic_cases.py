@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from shim_cases import announced_hello
+
 from conformance.adapters.thirdparty import SHIMS
+from conformance.adapters.thirdparty.common import NATIVE_RETRY
 from conformance.events import RetryPolicy, RunCase
 from conformance.options import RunOptions
 from fakeprovider.build import anthropic_error, messages_stream
@@ -132,6 +135,19 @@ SCENARIOS = {
             .message_stop()
             .build(),
         ),
+        _scenario(
+            "an-529-then-text",
+            anthropic_error(529, retry_after_ms=20),
+            messages_stream()
+            .message_start()
+            .text_start(0)
+            .text_delta(0, "Hi")
+            .block_stop(0)
+            .message_delta("end_turn", output_tokens=2)
+            .message_stop()
+            .build(),
+        ),
+        _scenario("an-529-should-retry-false", anthropic_error(529, should_retry=False)),
     )
 }
 
@@ -140,10 +156,16 @@ def run_scenarios(
     column: str, *ids: str, options: RunOptions | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """The events the column's shim reported for each scenario (without ``case`` and the
-    closing ``end``), played
-    one request each on a fake provider listening on loopback."""
+    closing ``end``), played on a fake provider listening on loopback."""
+    return {id: events for id, (events, _) in played(column, *ids, options=options).items()}
 
-    async def run() -> dict[str, list[dict[str, Any]]]:
+
+def played(
+    column: str, *ids: str, options: RunOptions | None = None
+) -> dict[str, tuple[list[dict[str, Any]], int]]:
+    """Each scenario's reported events and the number of requests the library made."""
+
+    async def run() -> dict[str, tuple[list[dict[str, Any]], int]]:
         server = FakeProviderServer(ScenarioRegistry([SCENARIOS[i] for i in ids]), "127.0.0.1")
         await server.start()
         session = await SHIMS[column].open(options or RunOptions())
@@ -162,11 +184,12 @@ def run_scenarios(
                 )
                 run = await session.run_case(case, None)
                 assert run.status == "completed", (id, run.status, run.detail, run.stderr)
-                reported[id] = [
+                events = [
                     event.model_dump(mode="json", exclude_none=True, exclude={"case"})
                     for event in run.events
                     if event.type != "end"
                 ]
+                reported[id] = (events, len(server.registry.requests(id)))
             return reported
         finally:
             await session.close()
@@ -202,3 +225,24 @@ def finish(reason: str, code: str | None = None) -> dict[str, Any]:
 
 def usage(input: int, output: int, **more: int) -> dict[str, Any]:
     return {"type": "usage", "input_tokens": input, "output_tokens": output, **more}
+
+
+def check_native_retries(column: str) -> None:
+    """With the library's own retries on, the library keeps what its shim declares, in the
+    two parts these scenarios show: a 529 retried (after its ``retry-after-ms``) or not, and
+    ``x-should-retry: false`` obeyed where the policy says the header is read."""
+    options = RunOptions(extra={NATIVE_RETRY: True})
+    policy = announced_hello(column, options).retry_policy
+    assert policy is not None
+    ids = ["an-529-then-text"]
+    if policy.should_retry_header:
+        ids.append("an-529-should-retry-false")
+    seen = played(column, *ids, options=options)
+    events, requests = seen["an-529-then-text"]
+    if policy.retries_status(529):
+        assert requests == 2
+        assert events[1]["block"] == {"type": "text", "text": "Hi"}
+    else:
+        assert requests == 1
+    if policy.should_retry_header:
+        assert seen["an-529-should-retry-false"][1] == 1

@@ -4,7 +4,15 @@ what ``get_final_message()`` hands its caller, or what the SDK raised."""
 from __future__ import annotations
 
 import pytest
-from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from anthropic_cases import (
+    call,
+    check_native_retries,
+    finish,
+    run_scenarios,
+    text,
+    thrown,
+    usage,
+)
 from shim_cases import announced_hello
 
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -99,3 +107,7 @@ def test_empty_partial_json_keeps_the_start_input(
 def test_declares_the_retry_policy_it_runs() -> None:
     native = RunOptions(extra={NATIVE_RETRY: True})
     assert announced_hello(COLUMN, native).retry_policy == anthropic_sdk()
+
+
+def test_keeps_the_retry_policy_it_declares() -> None:
+    check_native_retries(COLUMN)

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from anthropic_cases import (
+    call,
+    check_native_retries,
+    finish,
+    run_scenarios,
+    text,
+    thrown,
+    usage,
+)
 from shim_cases import announced_hello
 
 from conformance.adapters.thirdparty import SHIMS, NodeShim
@@ -42,6 +50,11 @@ SCENARIOS = (
     "an-truncated",
     "an-tool-input-then-empty-json",
 )
+
+
+@pytest.mark.parametrize("column", COLUMNS)
+def test_keeps_the_retry_policy_it_declares(column: str) -> None:
+    check_native_retries(column)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from anthropic_cases import (
+    call,
+    check_native_retries,
+    finish,
+    run_scenarios,
+    text,
+    thrown,
+    usage,
+)
 from shim_cases import announced_hello
 
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -89,3 +97,7 @@ def test_errors_keep_their_anthropic_type(reported: Reported) -> None:
     # _handle_anthropic_api_error re-raises the SDK's errors as langchain's own classes.
     assert thrown(reported["an-error-mid-stream"]) == ("APIStatusError", "SERVER")
     assert thrown(reported["an-http-529"]) == ("AnthropicOverloadedError", "SERVER")
+
+
+def test_keeps_the_retry_policy_it_declares() -> None:
+    check_native_retries(COLUMN)

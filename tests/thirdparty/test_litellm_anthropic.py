@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from anthropic_cases import (
+    call,
+    check_native_retries,
+    finish,
+    run_scenarios,
+    text,
+    thrown,
+    usage,
+)
 from shim_cases import announced_hello
 
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -86,3 +94,7 @@ def test_failures(reported: Reported) -> None:
     assert thrown(reported["an-http-529"]) == ("InternalServerError", "SERVER")
     # A body that ends before message_delta: litellm's own "Stream ended before a finish_reason".
     assert thrown(reported["an-truncated"]) == ("MidStreamFallbackError", "STREAM_CLOSED")
+
+
+def test_keeps_the_retry_policy_it_declares() -> None:
+    check_native_retries(COLUMN)

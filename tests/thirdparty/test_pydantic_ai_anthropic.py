@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_cases import call, finish, run_scenarios, text, thrown, usage
+from anthropic_cases import (
+    call,
+    check_native_retries,
+    finish,
+    run_scenarios,
+    text,
+    thrown,
+    usage,
+)
 from shim_cases import announced_hello
 
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -81,3 +89,7 @@ def test_errors_are_typed_by_anthropic_error_type(reported: Reported) -> None:
     # for the error event on a 200 as for the HTTP 529.
     assert thrown(reported["an-error-mid-stream"]) == ("ModelOverloadedError", "SERVER")
     assert thrown(reported["an-http-529"]) == ("ModelOverloadedError", "SERVER")
+
+
+def test_keeps_the_retry_policy_it_declares() -> None:
+    check_native_retries(COLUMN)
