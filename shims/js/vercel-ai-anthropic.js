@@ -43,7 +43,8 @@ async function assemble(run) {
 function protocolBlock(block) {
   // The call part's input: the provider joins a start's input and the deltas into it
   // (@ai-sdk/anthropic/dist/index.js:5486-5492, 5890-5915), where the deltas alone miss the first.
-  if (block.type === 'tool-call') return callBlock('tool-call', block.id, block.name, block.input);
+  // A provider-executed call (web_search …) is a server tool: never the caller's to run.
+  if (block.type === 'tool-call') return callBlock(block.providerExecuted ? 'server-tool' : 'tool-call', block.id, block.name, block.input);
   if (block.type === 'reasoning') {
     const { signature, redactedData } = block.metadata;
     return typeof redactedData === 'string' ? { type: 'reasoning', text: '', redacted: redactedData } : reasoning(block.text, signature);

@@ -5,7 +5,8 @@
 // Anthropic provider's `signature` and `redactedData`); a call is a `tool-call` part (the
 // SDK's decision that a call happened) with the raw arguments its streamed input carried
 // (`tool-input-delta`s; the parsed `input` only for a call that was not streamed), beside the
-// part's own `input` (all a provider put in the call: the Anthropic one's start input too); the turn
+// part's own `input` (all a provider put in the call: the Anthropic one's start input too) and
+// whether the provider ran it (`providerExecuted`: a server tool, not the caller's); the turn
 // ends as the `finish` part says. The SDK reports a failure as an `error` part (the HTTP
 // call's, a bad chunk's), not an exception: without a `finish` part, or with `finish:
 // error`, the first error part is the outcome, after what was assembled. An `abort` part is
@@ -76,7 +77,14 @@ export async function readFullStream(fullStream) {
         inputs.set(part.id, (inputs.get(part.id) ?? '') + part.delta);
         break;
       case 'tool-call':
-        blocks.push({ type: 'tool-call', id: part.toolCallId, name: part.toolName, arguments: argumentsOf(part, inputs), input: part.input });
+        blocks.push({
+          type: 'tool-call',
+          id: part.toolCallId,
+          name: part.toolName,
+          arguments: argumentsOf(part, inputs),
+          input: part.input,
+          providerExecuted: part.providerExecuted === true,
+        });
         break;
       case 'error':
         failure ??= part.error;
