@@ -1,5 +1,6 @@
-"""Anthropic Messages scenarios for the Anthropic clients' shim tests, and a driver that plays
-them on a loopback fake provider and returns what the shim reported.
+"""Anthropic Messages scenarios for the Anthropic clients' shim tests (``sdk-…``, built here,
+and the corpus's ``an-…`` cases), and a driver that plays them on a loopback fake provider
+and returns what the shim reported.
 
 Each test states what its library hands its caller on the scenario (read in the pinned
 source), not what the oracle expects: the shim's job is to report, the suite's to judge.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from shim_cases import announced_hello
+from shim_cases import CORPUS, announced_hello
 
 from conformance.adapters.thirdparty import SHIMS
 from conformance.adapters.thirdparty.common import NATIVE_RETRY
@@ -49,7 +50,7 @@ SCENARIOS = {
     s.id: s
     for s in (
         _scenario(
-            "an-text",
+            "sdk-text",
             messages_stream()
             .message_start(input_tokens=25)
             .text_start(0)
@@ -62,7 +63,7 @@ SCENARIOS = {
             .build(),
         ),
         _scenario(
-            "an-tool-fragments",
+            "sdk-tool-fragments",
             messages_stream()
             .message_start(input_tokens=40)
             .text_start(0)
@@ -79,7 +80,7 @@ SCENARIOS = {
         ),
         _scenario(
             # Cumulative counts twice (message_start, then message_delta repeating them).
-            "an-usage-cached",
+            "sdk-usage-cached",
             messages_stream()
             .message_start(
                 input_tokens=10, cache_read_input_tokens=5, cache_creation_input_tokens=3
@@ -95,7 +96,7 @@ SCENARIOS = {
             .build(),
         ),
         _scenario(
-            "an-error-mid-stream",
+            "sdk-error-mid-stream",
             messages_stream()
             .message_start()
             .text_start(0)
@@ -103,10 +104,10 @@ SCENARIOS = {
             .error("overloaded_error", "Overloaded")
             .build(),
         ),
-        _scenario("an-http-529", anthropic_error(529)),
+        _scenario("sdk-http-529", anthropic_error(529)),
         _scenario(
             # §2.10: a delta for index 3, never started, between two good ones.
-            "an-delta-unknown-index",
+            "sdk-delta-unknown-index",
             messages_stream()
             .message_start()
             .text_start(0)
@@ -120,12 +121,12 @@ SCENARIOS = {
         ),
         _scenario(
             # §2.10: the body ends after a delta: no message_delta, no message_stop.
-            "an-truncated",
+            "sdk-truncated",
             messages_stream().message_start().text_start(0).text_delta(0, "Hel").build(),
         ),
         _scenario(
             # §2.10: the input arrives whole in the start, then one empty partial_json.
-            "an-tool-input-then-empty-json",
+            "sdk-tool-input-then-empty-json",
             messages_stream()
             .message_start()
             .tool_use_start(0, "toolu_A", "get_weather", input={"city": "Paris"})
@@ -136,7 +137,7 @@ SCENARIOS = {
             .build(),
         ),
         _scenario(
-            "an-529-then-text",
+            "sdk-529-then-text",
             anthropic_error(529, retry_after_ms=20),
             messages_stream()
             .message_start()
@@ -147,9 +148,13 @@ SCENARIOS = {
             .message_stop()
             .build(),
         ),
-        _scenario("an-529-should-retry-false", anthropic_error(529, should_retry=False)),
+        _scenario("sdk-529-should-retry-false", anthropic_error(529, should_retry=False)),
     )
 }
+
+
+# The corpus's Anthropic cases: the matrix column's case ids, played here the same way.
+SCENARIOS |= {s.id: s for s in CORPUS.values() if s.dialect == DIALECT}
 
 
 def run_scenarios(
@@ -234,15 +239,15 @@ def check_native_retries(column: str) -> None:
     options = RunOptions(extra={NATIVE_RETRY: True})
     policy = announced_hello(column, options).retry_policy
     assert policy is not None
-    ids = ["an-529-then-text"]
+    ids = ["sdk-529-then-text"]
     if policy.should_retry_header:
-        ids.append("an-529-should-retry-false")
+        ids.append("sdk-529-should-retry-false")
     seen = played(column, *ids, options=options)
-    events, requests = seen["an-529-then-text"]
+    events, requests = seen["sdk-529-then-text"]
     if policy.retries_status(529):
         assert requests == 2
         assert events[1]["block"] == {"type": "text", "text": "Hi"}
     else:
         assert requests == 1
     if policy.should_retry_header:
-        assert seen["an-529-should-retry-false"][1] == 1
+        assert seen["sdk-529-should-retry-false"][1] == 1

@@ -34,14 +34,14 @@ Reported = dict[str, list[dict[str, Any]]]
 def reported() -> Reported:
     return run_scenarios(
         COLUMN,
-        "an-text",
-        "an-tool-fragments",
-        "an-usage-cached",
-        "an-error-mid-stream",
-        "an-http-529",
-        "an-delta-unknown-index",
-        "an-truncated",
-        "an-tool-input-then-empty-json",
+        "sdk-text",
+        "sdk-tool-fragments",
+        "sdk-usage-cached",
+        "sdk-error-mid-stream",
+        "sdk-http-529",
+        "sdk-delta-unknown-index",
+        "sdk-truncated",
+        "sdk-tool-input-then-empty-json",
     )
 
 
@@ -54,9 +54,9 @@ def test_hello_declares_the_dialect_and_the_sdk_retries() -> None:
 def test_usage_is_message_deltas_alone(reported: Reported) -> None:
     # message_start's input_tokens (25) is not read (2334-2345: its chunk has no usage); only
     # message_delta's usage is (2494-2497), and it carried output_tokens alone.
-    assert reported["an-text"] == [*text(0, "Hello"), usage(0, 15), finish("stop")]
+    assert reported["sdk-text"] == [*text(0, "Hello"), usage(0, 15), finish("stop")]
     # The cache write counted in message_start only is lost the same way.
-    assert reported["an-usage-cached"] == [
+    assert reported["sdk-usage-cached"] == [
         *text(0, "Hi"),
         usage(10, 7, cache_read_tokens=5),
         finish("stop"),
@@ -64,14 +64,14 @@ def test_usage_is_message_deltas_alone(reported: Reported) -> None:
 
 
 def test_tool_call_is_the_raw_concatenation(reported: Reported) -> None:
-    assert reported["an-tool-fragments"] == [
+    assert reported["sdk-tool-fragments"] == [
         *text(0, "Let me check."),
         *call(1, "toolu_A", "get_weather", '{"city": "Paris"}'),
         usage(0, 30),
         finish("tool-calls"),
     ]
     # A start's input is its JSON (json.dumps), the empty partial_json adds nothing.
-    assert reported["an-tool-input-then-empty-json"] == [
+    assert reported["sdk-tool-input-then-empty-json"] == [
         *call(0, "toolu_A", "get_weather", '{"city": "Paris"}'),
         usage(0, 12),
         finish("tool-calls"),
@@ -81,7 +81,7 @@ def test_tool_call_is_the_raw_concatenation(reported: Reported) -> None:
 def test_delta_for_an_unknown_index_becomes_a_block_of_its_own(reported: Reported) -> None:
     # Each text delta is a content block keyed by the wire's index: index 3 is merged with
     # nothing and stays a second text block.
-    assert reported["an-delta-unknown-index"] == [
+    assert reported["sdk-delta-unknown-index"] == [
         *text(0, "Hi!"),
         *text(1, " lost"),
         usage(0, 3),
@@ -90,13 +90,13 @@ def test_delta_for_an_unknown_index_becomes_a_block_of_its_own(reported: Reporte
 
 
 def test_truncated_stream_is_returned_as_complete(reported: Reported) -> None:
-    assert reported["an-truncated"] == [*text(0, "Hel"), finish("stop")]
+    assert reported["sdk-truncated"] == [*text(0, "Hel"), finish("stop")]
 
 
 def test_errors_keep_their_anthropic_type(reported: Reported) -> None:
     # _handle_anthropic_api_error re-raises the SDK's errors as langchain's own classes.
-    assert thrown(reported["an-error-mid-stream"]) == ("APIStatusError", "SERVER")
-    assert thrown(reported["an-http-529"]) == ("AnthropicOverloadedError", "SERVER")
+    assert thrown(reported["sdk-error-mid-stream"]) == ("APIStatusError", "SERVER")
+    assert thrown(reported["sdk-http-529"]) == ("AnthropicOverloadedError", "SERVER")
 
 
 def test_keeps_the_retry_policy_it_declares() -> None:

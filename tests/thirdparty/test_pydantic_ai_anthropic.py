@@ -33,14 +33,14 @@ Reported = dict[str, list[dict[str, Any]]]
 def reported() -> Reported:
     return run_scenarios(
         COLUMN,
-        "an-text",
-        "an-tool-fragments",
-        "an-usage-cached",
-        "an-error-mid-stream",
-        "an-http-529",
-        "an-delta-unknown-index",
-        "an-truncated",
-        "an-tool-input-then-empty-json",
+        "sdk-text",
+        "sdk-tool-fragments",
+        "sdk-usage-cached",
+        "sdk-error-mid-stream",
+        "sdk-http-529",
+        "sdk-delta-unknown-index",
+        "sdk-truncated",
+        "sdk-tool-input-then-empty-json",
     )
 
 
@@ -51,14 +51,14 @@ def test_hello_declares_the_dialect_and_the_sdk_retries() -> None:
 
 
 def test_text_tool_and_usage(reported: Reported) -> None:
-    assert reported["an-text"] == [*text(0, "Hello"), usage(25, 15), finish("stop")]
-    assert reported["an-tool-fragments"] == [
+    assert reported["sdk-text"] == [*text(0, "Hello"), usage(25, 15), finish("stop")]
+    assert reported["sdk-tool-fragments"] == [
         *text(0, "Let me check."),
         *call(1, "toolu_A", "get_weather", '{"city": "Paris"}'),
         usage(40, 30),
         finish("tool-calls"),
     ]
-    assert reported["an-usage-cached"] == [
+    assert reported["sdk-usage-cached"] == [
         *text(0, "Hi"),
         usage(10, 7, cache_read_tokens=5, cache_write_tokens=3),
         finish("stop"),
@@ -66,7 +66,7 @@ def test_text_tool_and_usage(reported: Reported) -> None:
 
 
 def test_delta_for_an_unknown_index_becomes_a_part_of_its_own(reported: Reported) -> None:
-    assert reported["an-delta-unknown-index"] == [
+    assert reported["sdk-delta-unknown-index"] == [
         *text(0, "Hi!"),
         *text(1, " lost"),
         usage(0, 3),
@@ -75,20 +75,20 @@ def test_delta_for_an_unknown_index_becomes_a_part_of_its_own(reported: Reported
 
 
 def test_truncated_stream_is_returned_as_complete(reported: Reported) -> None:
-    assert reported["an-truncated"] == [*text(0, "Hel"), usage(0, 1), finish("stop")]
+    assert reported["sdk-truncated"] == [*text(0, "Hel"), usage(0, 1), finish("stop")]
 
 
 def test_empty_partial_json_after_a_start_input_raises(reported: Reported) -> None:
     # messages.py:6960: a start's input is kept parsed (a dict), and any JSON delta after it,
     # even "", is refused: the whole answer is lost, untyped.
-    assert thrown(reported["an-tool-input-then-empty-json"]) == ("UnexpectedModelBehavior", None)
+    assert thrown(reported["sdk-tool-input-then-empty-json"]) == ("UnexpectedModelBehavior", None)
 
 
 def test_errors_are_typed_by_anthropic_error_type(reported: Reported) -> None:
     # models/anthropic/_errors.py maps the body's overloaded_error to 529 and its own class,
     # for the error event on a 200 as for the HTTP 529.
-    assert thrown(reported["an-error-mid-stream"]) == ("ModelOverloadedError", "SERVER")
-    assert thrown(reported["an-http-529"]) == ("ModelOverloadedError", "SERVER")
+    assert thrown(reported["sdk-error-mid-stream"]) == ("ModelOverloadedError", "SERVER")
+    assert thrown(reported["sdk-http-529"]) == ("ModelOverloadedError", "SERVER")
 
 
 def test_keeps_the_retry_policy_it_declares() -> None:
