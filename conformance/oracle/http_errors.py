@@ -22,13 +22,15 @@ _QUOTA_WORDING = re.compile(
     r"|(quota|usage limit)[ _-](exceeded|exhausted|reached)"
     r"|exceed(ed|s)? (your |the )?(current )?quota"
     r"|(balance|credits?) (exhausted|depleted)"
-    r"|out of (credits?|budget)",
+    r"|out of (credits?|budget)"
+    r"|spend[ _-]limit",  # Anthropic's enforced_spend_limit_reached: not retried
     re.IGNORECASE,
 )
 _CONTEXT_WORDING = re.compile(
     r"context[ _-]length[ _-]exceeded|maximum context length"
     r"|exceed(ed|s)? (the )?(model('s)? )?context window"
-    r"|too large for (the )?(model('s)? )?context",
+    r"|too large for (the )?(model('s)? )?context"
+    r"|prompt is too long",  # Anthropic's
     re.IGNORECASE,
 )
 
@@ -42,6 +44,7 @@ def classify_status(status: int, detail: str) -> str:
     rules: tuple[tuple[bool, str], ...] = (
         (status in (401, 403), AUTH),
         (status == 413, INVALID_REQUEST),
+        (status == 402, QUOTA),  # payment required: Anthropic's billing_error
         (bool(_QUOTA_WORDING.search(wording)), QUOTA),
         (status == 429, RATE_LIMIT),
         (status == 400 and bool(_CONTEXT_WORDING.search(wording)), CONTEXT_WINDOW_EXCEEDED),
@@ -66,8 +69,12 @@ def error_detail(body: bytes) -> str:
 
 
 def error_object_detail(error: dict[str, Any]) -> str:
-    """An error object's code, type and message joined; only strings and integers count."""
-    parts = (error.get(key) for key in ("code", "type", "message"))
+    """An error object's code, type and message joined, then its details' code (where
+    Anthropic names a spend limit); only strings and integers count."""
+    details = error.get("details")
+    parts = [error.get(key) for key in ("code", "type", "message")]
+    if isinstance(details, dict):
+        parts.append(details.get("error_code"))
     return " ".join(str(part) for part in parts if _is_wording(part))
 
 
