@@ -110,3 +110,29 @@ def expected_failure(
             return None  # the caller is told exactly what failed (v1.2, thrown with the code)
         return weaker(f"{seen.describe()} instead of yielding finish error {code}", "finish")
     return breached(f"{seen.describe()}, expected finish error {code}", "finish", cost)
+
+
+def closed_before(terminal: str) -> Compare:
+    """The comparison of an attempt whose body ended before its ``terminal`` event ([DONE],
+    message_stop): a failure as the oracle states it, or under interop, where the finish
+    had arrived, read as complete (recorded), provided what was read is what the wire sent.
+    Judged against the harness reading (``duty``), which it relaxes itself."""
+
+    def compare(
+        seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+    ) -> Judgement | None:
+        finished = evidence.compared_with(seen, wanted)
+        if finished is not wanted:
+            problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
+            if problem:
+                return breached(
+                    f"read as finished without {terminal}, but {problem.detail}",
+                    problem.aspect,
+                    problem.cost,
+                )
+            return Judgement(
+                False, f"read as finished without {terminal}: {seen.describe()}", recorded=True
+            )
+        return expected_failure(seen, wanted, evidence)
+
+    return compare

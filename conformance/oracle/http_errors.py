@@ -23,7 +23,8 @@ _QUOTA_WORDING = re.compile(
     r"|exceed(ed|s)? (your |the )?(current )?quota"
     r"|(balance|credits?) (exhausted|depleted)"
     r"|out of (credits?|budget)"
-    r"|spend[ _-]limit",  # Anthropic's enforced_spend_limit_reached: not retried
+    r"|spend[ _-]limit"  # Anthropic's enforced_spend_limit_reached: not to be retried
+    r"|billing[ _-]error",  # Anthropic's 402 type
     re.IGNORECASE,
 )
 _CONTEXT_WORDING = re.compile(
@@ -44,7 +45,6 @@ def classify_status(status: int, detail: str) -> str:
     rules: tuple[tuple[bool, str], ...] = (
         (status in (401, 403), AUTH),
         (status == 413, INVALID_REQUEST),
-        (status == 402, QUOTA),  # payment required: Anthropic's billing_error
         (bool(_QUOTA_WORDING.search(wording)), QUOTA),
         (status == 429, RATE_LIMIT),
         (status == 400 and bool(_CONTEXT_WORDING.search(wording)), CONTEXT_WINDOW_EXCEEDED),
