@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..events import ReasoningBlock, TextBlock
 from ..oracle import ExpectedAttempt
-from .common import closed_before, expected_failure, has_feature, judge_attempts, same_outcome
+from .common import expected_failure, harness_duty, has_feature, judge_attempts, same_outcome
 from .evidence import Evidence, ObservedAttempt, texts, tool_calls
 from .registry import CHAT_ONLY, Judgement, held, invariant, weaker
 
@@ -87,13 +87,14 @@ def check_field_parsing(evidence: Evidence) -> Judgement | None:
     dialects=CHAT_ONLY,
 )
 def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("after-done"), _nothing_read_past_done)
+    return judge_attempts(evidence, has_feature("after-done"), nothing_read_past_end)
 
 
-def _nothing_read_past_done(
+def nothing_read_past_end(
     seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
 ) -> Judgement | None:
-    """A difference is S4's when the caller still has all that came before [DONE]: reading on
+    """A difference is S4's (AN-G5's) when the caller still has all that came before [DONE]
+    (message_stop): reading on
     adds to a reply, it takes nothing away. A reply that lost some of it (a reader that never
     splits a CR line dispatches nothing at all) is the loss's owner's to report."""
     found = same_outcome(seen, wanted, evidence)
@@ -128,7 +129,9 @@ def _kept_before_done(seen: ObservedAttempt, wanted: ExpectedAttempt, reasoning:
     dialects=CHAT_ONLY,
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("no-done"), closed_before("[DONE]"), duty=True)
+    return judge_attempts(
+        evidence, has_feature("no-done"), harness_duty("read as finished without [DONE]"), duty=True
+    )
 
 
 @invariant(

@@ -86,6 +86,7 @@ class _Block:
     signature: str = ""
     arguments: str = ""
     stopped: bool = False
+    restarted: bool = False  # another block was started at its index (AN-G2)
 
     def canonical(self) -> Block | None:
         """The block the caller sees, or None for one that is no content: a skipped type,
@@ -146,6 +147,8 @@ class _Reading:
         data = _parsed(event.data)
         kind = _event_type(event, data)
         if kind == "ping":
+            if data is _UNPARSED:
+                self.features.add("an-ping-no-json")
             return  # AN-G7: anywhere, whatever its data
         if event.data == "" or data is _UNPARSED:
             self.fail(MALFORMED_RESPONSE, "non-json")  # AN-S3 is S6's: no JSON to read
@@ -231,6 +234,7 @@ class _Reading:
         if same:
             self.features.add("an-start-repeated")
         else:
+            known.restarted = True
             self.refuse_in_harness("an-start-conflict")
 
     def _block_delta(self, data: dict[str, Any]) -> None:
@@ -242,7 +246,10 @@ class _Reading:
         if block.kind is None or delta_type not in _KNOWN_DELTAS:
             return  # a skipped block's deltas, or a delta type of no block yet (AN-G7)
         if delta_type not in _FITTING_DELTAS[block.kind]:
-            self.refuse_in_harness("an-delta-misfit")  # AN-G3: never appended
+            # AN-G3: never appended; after a conflicting start, the deltas of the block it
+            # started are that start's consequence (AN-G2's), not a misfit of their own.
+            if not block.restarted:
+                self.refuse_in_harness("an-delta-misfit")
             return
         if delta_type == "text_delta":
             block.text += _fragment(delta, "text")
