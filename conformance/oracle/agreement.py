@@ -52,14 +52,14 @@ def outcome_expect(outcome: ExpectedOutcome) -> Expect:
     blocks = final.blocks if final.success else ()
     calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
     reasoning = [b for b in blocks if isinstance(b, ReasoningBlock)]
-    # A redacted block carries its data, not text: the reasoning is the first other one.
-    thought = next((b for b in reasoning if b.redacted is None), None)
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
     return Expect(
         finish=cast(ExpectedFinish, final.reason),
         code=final.code,
-        text=next((b.text for b in blocks if isinstance(b, TextBlock)), None),
-        reasoning=None if thought is None else thought.text,
-        signature=None if thought is None else thought.signature,
+        # Each kind's blocks joined: chat has one of each, Anthropic may open several.
+        text="".join(texts) if texts else None,
+        reasoning="".join(b.text for b in reasoning) if reasoning else None,
+        signature=next((b.signature for b in reasoning if b.signature is not None), None),
         redacted=next((b.redacted for b in reasoning if b.redacted is not None), None),
         tool_calls=tuple(
             ExpectedToolCall(id=call.id, name=call.name, arguments=call.arguments) for call in calls
