@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 
 from conformance.adapters.reference.adapter import ReferenceAdapter, RetryLayer
+from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
@@ -47,6 +48,7 @@ class MakeAttempt(Protocol):
         *,
         decoder: Callable[[], SSEDecoder],
         translator: Callable[[], StreamTranslator],
+        anthropic_translator: Callable[[], AnthropicTranslator],
     ) -> Attempt: ...
 
 
@@ -62,6 +64,7 @@ class Mutant:
     bug: str  # one line: what the mutant gets wrong
     targets: tuple[str, ...]  # invariant ids that must fail (non-strict for a SHOULD)
     translator: Callable[[], StreamTranslator] = StreamTranslator
+    anthropic_translator: Callable[[], AnthropicTranslator] = AnthropicTranslator
     decoder: Callable[[], SSEDecoder] = SSEDecoder
     attempt: MakeAttempt = AttemptStream
     retry_layer: RetryLayer = run_with_retries
@@ -75,6 +78,7 @@ class Mutant:
             raise ValueError(f"mutant {self.name}: unknown or no target invariants {unknown}")
         swapped = [
             self.translator is not StreamTranslator,
+            self.anthropic_translator is not AnthropicTranslator,
             self.decoder is not SSEDecoder,
             self.attempt is not AttemptStream,
             self.retry_layer is not run_with_retries,
@@ -102,7 +106,14 @@ class Mutant:
         return MutantAdapter(self, options)
 
     def start_attempt(self, client: httpx.AsyncClient, case: RunCase, body: bytes) -> Attempt:
-        return self.attempt(client, case, body, decoder=self.decoder, translator=self.translator)
+        return self.attempt(
+            client,
+            case,
+            body,
+            decoder=self.decoder,
+            translator=self.translator,
+            anthropic_translator=self.anthropic_translator,
+        )
 
 
 class MutantAdapter:

@@ -12,3 +12,5 @@ class Failure:
     status: int | None = None
     # Provider-requested wait, already validated (finite, > 0); None when absent or unusable.
     retry_after_ms: float | None = None
+    # The provider's `x-should-retry` where the dialect's SDKs obey it; None when unsaid.
+    should_retry: bool | None = None

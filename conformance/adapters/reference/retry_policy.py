@@ -31,8 +31,8 @@ def decide_retry(
 
     `retries_done` counts retries already made (0 after the first attempt fails).
     """
-    if failure.code not in policy.retryable_codes:
-        return None
+    if failure.code not in policy.retryable_codes or failure.should_retry is False:
+        return None  # a provider's `x-should-retry: false` knows the failure will repeat
     if retries_done >= policy.max_retries:
         return None
     if failure.retry_after_ms is not None:
