@@ -109,6 +109,7 @@ class ConformanceError(Exception):
       + InputError                             cli.options: exit 2, also a ClickException
       + SetupError                             cli.options: exit 3, also a ClickException
       + _MalformedError                        oracle.reading: JSON whose shape is no chunk
+      + _MalformedEventError                   adapters.reference.anthropic: no Anthropic event
       + _ProtocolError                         adapters.base: an item that is not an event
       + _AdapterExitedError                    adapters.subprocess: stdout closed, stdin gone
       + _LineTooLongError                      adapters.subprocess: a line past MAX_LINE_BYTES

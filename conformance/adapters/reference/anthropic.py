@@ -21,6 +21,7 @@ from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock, er
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_anthropic_error
 from conformance.adapters.reference.sse import SSEEvent
+from conformance.codes import ConformanceError
 from conformance.events import (
     BlockType,
     Event,
@@ -68,7 +69,7 @@ USAGE_COUNTERS: Mapping[str, str] = {
 }
 
 
-class MalformedEventError(ValueError):
+class _MalformedEventError(ConformanceError):
     """Valid SSE that is no Anthropic Messages event this translator can honestly read."""
 
 
@@ -125,7 +126,7 @@ class AnthropicTranslator(BlockTranslator):
             if document is None:
                 return []
             return self._dispatch(document)
-        except MalformedEventError as problem:
+        except _MalformedEventError as problem:
             return self._fail(codes.MALFORMED_RESPONSE, str(problem))
 
     def eof(self) -> list[Event]:
@@ -139,15 +140,15 @@ class AnthropicTranslator(BlockTranslator):
         if not event.data.strip():
             if event.name == "ping":
                 return None  # a keep-alive; its data may be empty
-            raise MalformedEventError(f"event {_event_label(event.name)} has empty data")
+            raise _MalformedEventError(f"event {_event_label(event.name)} has empty data")
         try:
             document = json.loads(event.data, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
-            raise MalformedEventError(
+            raise _MalformedEventError(
                 f"malformed SSE payload: {event.data[:_EXCERPT_CHARS]}"
             ) from None
         if not isinstance(document, dict) or not isinstance(document.get("type"), str):
-            raise MalformedEventError(f"an event without a type: {event.data[:_EXCERPT_CHARS]}")
+            raise _MalformedEventError(f"an event without a type: {event.data[:_EXCERPT_CHARS]}")
         return document
 
     def _dispatch(self, document: dict[str, Any]) -> list[Event]:
@@ -159,7 +160,7 @@ class AnthropicTranslator(BlockTranslator):
         if handler is None:
             return []  # ping, and event types this translator does not know (AN-G7)
         if kind != "message_start" and not self._started:
-            raise MalformedEventError(f"{kind} before message_start")
+            raise _MalformedEventError(f"{kind} before message_start")
         return handler(document)
 
     def _handlers(self) -> Mapping[str, Callable[[dict[str, Any]], list[Event]]]:
@@ -258,7 +259,7 @@ class AnthropicTranslator(BlockTranslator):
         content = _object(document.get("content_block"), "content_block")
         wire_type = content.get("type")
         if not isinstance(wire_type, str):
-            raise MalformedEventError(f"content_block at index {index} has no type")
+            raise _MalformedEventError(f"content_block at index {index} has no type")
         if index in self._wire:
             return self._restart(index, wire_type, content)
         events: list[Event] = []
@@ -267,7 +268,7 @@ class AnthropicTranslator(BlockTranslator):
 
     def _restart(self, index: int, wire_type: str, content: dict[str, Any]) -> list[Event]:
         """A start for an index already used: refused, never merged or reset (AN-G2)."""
-        raise MalformedEventError(f"content_block_start for index {index}, already started")
+        raise _MalformedEventError(f"content_block_start for index {index}, already started")
 
     def _start(self, wire_type: str, content: dict[str, Any], events: list[Event]) -> WireBlock:
         kind = self._kind_of(wire_type)
@@ -303,11 +304,11 @@ class AnthropicTranslator(BlockTranslator):
         delta = _object(document.get("delta"), "delta")
         delta_type = delta.get("type")
         if not isinstance(delta_type, str):
-            raise MalformedEventError("a delta without a type")
+            raise _MalformedEventError("a delta without a type")
         if delta_type not in DELTA_FITS or wire.kind is None:
             return []  # an unknown delta type, or any delta of a skipped block
         if not self._fits(delta_type, wire):
-            raise MalformedEventError(f"{delta_type} does not fit a {wire.wire_type} block")
+            raise _MalformedEventError(f"{delta_type} does not fit a {wire.wire_type} block")
         events: list[Event] = []
         if delta_type == "text_delta":
             self._append_text(wire, delta.get("text"), events)
@@ -323,9 +324,9 @@ class AnthropicTranslator(BlockTranslator):
         """The open block a delta or stop refers to (AN-G1): never another one."""
         wire = self._wire.get(index)
         if wire is None:
-            raise MalformedEventError(f"{event} for index {index}, never started")
+            raise _MalformedEventError(f"{event} for index {index}, never started")
         if wire.stopped:
-            raise MalformedEventError(f"{event} for index {index}, already stopped")
+            raise _MalformedEventError(f"{event} for index {index}, already stopped")
         return wire
 
     def _fits(self, delta_type: str, wire: WireBlock) -> bool:
@@ -358,7 +359,7 @@ class AnthropicTranslator(BlockTranslator):
 
     def _append_arguments(self, wire: WireBlock, fragment: object, events: list[Event]) -> None:
         if not isinstance(fragment, str):
-            raise MalformedEventError("input_json_delta without a partial_json string")
+            raise _MalformedEventError("input_json_delta without a partial_json string")
         wire.deltas.append(fragment)
         if wire.kind == "tool-call":
             self._emit_arguments(wire, fragment, events)
@@ -387,7 +388,7 @@ class AnthropicTranslator(BlockTranslator):
         arguments = self._arguments_of(wire)
         if block.kind == "server-tool":
             block.fragments = [arguments]
-        elif arguments != "".join(block.fragments):
+        elif not "".join(wire.deltas):
             self._emit_arguments(wire, arguments, events)
 
     def _arguments_of(self, wire: WireBlock) -> str:
@@ -410,14 +411,14 @@ def _event_label(name: str | None) -> str:
 
 def _object(value: object, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise MalformedEventError(f"{what} is not an object")
+        raise _MalformedEventError(f"{what} is not an object")
     return value
 
 
 def _index(document: dict[str, Any]) -> int:
     index = document.get("index")
     if not isinstance(index, int) or isinstance(index, bool):
-        raise MalformedEventError(f"{document['type']} without an integer index")
+        raise _MalformedEventError(f"{document['type']} without an integer index")
     return index
 
 
@@ -426,7 +427,7 @@ def count(counts: dict[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool):
-        raise MalformedEventError(f"usage {key} is not an integer")
+        raise _MalformedEventError(f"usage {key} is not an integer")
     return value
 
 
