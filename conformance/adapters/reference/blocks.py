@@ -41,7 +41,11 @@ class OpenBlock:
         """What a call block still lacks of its identity ("id", "name"); [] for other kinds."""
         if self.kind not in ("tool-call", "server-tool"):
             return []
-        return [label for label, value in (("id", self.call_id), ("name", self.name)) if not value]
+        # None only: a translator maps what its wire sends for "no identity" to None, and a
+        # variant that keeps "" closes the call with it (what T6 must see).
+        return [
+            label for label, value in (("id", self.call_id), ("name", self.name)) if value is None
+        ]
 
     def assembled(self) -> Block:
         joined = "".join(self.fragments)
