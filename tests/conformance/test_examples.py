@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from judged_corpus import judged_fixtures
 
 from conformance.adapters.subprocess import SubprocessAdapterSession
-from conformance.options import RunOptions, bundled_fixtures
+from conformance.options import RunOptions
 from conformance.results import RunResult, reproducible_json
 from conformance.run.runner import run_suite
-from fakeprovider.fixtures import load_fixtures
 
 pytestmark = pytest.mark.slow
 
@@ -55,8 +55,7 @@ def example_run(language: str, jobs: int) -> RunResult:
     async def run() -> RunResult:
         session = await SubprocessAdapterSession.start(" ".join(EXAMPLES[language]))
         try:
-            corpus = load_fixtures([bundled_fixtures()])
-            return await run_suite(session, corpus, RunOptions(), jobs=jobs)
+            return await run_suite(session, judged_fixtures(), RunOptions(), jobs=jobs)
         finally:
             await session.close()
 
