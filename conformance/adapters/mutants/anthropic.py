@@ -36,18 +36,16 @@ class DeltaToLastBlock(AnthropicTranslator):
         return super()._block_for(index, event)
 
 
-class RestartResetsBlock(AnthropicTranslator):
-    """A `content_block_start` for a used index starts that block over: what it held is lost
-    and later deltas go on in it (a map keyed by wire index, as the Vercel AI SDK keeps)."""
+class RestartReroutes(AnthropicTranslator):
+    """A `content_block_start` for a used index opens another block there: the first is left
+    as it stood and the index's later deltas go to the new one (both SDKs append a repeated
+    start, ignoring its index, and route deltas by it, reference §2.10)."""
 
     @override
     def _restart(self, index: int, wire_type: str, content: dict[str, Any]) -> list[Event]:
-        wire = self._wire[index]
-        wire.stopped = False
-        wire.deltas.clear()
-        if wire.block is not None:
-            wire.block.fragments.clear()
-        return []
+        events: list[Event] = []
+        self._wire[index] = self._start(wire_type, content, events)
+        return events
 
 
 class TextIntoToolBlock(AnthropicTranslator):

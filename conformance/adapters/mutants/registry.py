@@ -370,10 +370,10 @@ _AWAITING = (
         awaits_checkers=True,
     ),
     Mutant(
-        "an_restart_resets_block",
-        "A repeated content_block_start starts the first block over, losing what it held.",
+        "an_restart_reroutes",
+        "A repeated content_block_start opens another block at its index: the two are kept.",
         ("AN-G2",),
-        anthropic_translator=an.RestartResetsBlock,
+        anthropic_translator=an.RestartReroutes,
         awaits_checkers=True,
     ),
     Mutant(

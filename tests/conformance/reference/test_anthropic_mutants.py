@@ -49,7 +49,7 @@ def outcome(events: list[Event]) -> tuple[Any, ...]:
 
 
 CALL = ToolCallBlock(id="toolu_A", name="get_weather", arguments='{"city": "Paris"}')
-MALFORMED = ("error", "MALFORMED_RESPONSE", [], [(10, 1)])
+MALFORMED: tuple[Any, ...] = ("error", "MALFORMED_RESPONSE", [], [(10, 1)])
 HELLO = [TextBlock(text="Hello")]
 
 # mutant -> (the wire, the reference's outcome, the mutant's)
@@ -59,10 +59,18 @@ CASES: dict[str, tuple[list[Any], tuple[Any, ...], tuple[Any, ...]]] = {
         MALFORMED,
         ("stop", None, [TextBlock(text="Hi there")], [(10, 5)]),
     ),
-    "an_restart_resets_block": (
-        [start(), text_block(0), text(0, "Lost"), text_block(0), text(0, "Kept"), stop(0), *ends()],
+    "an_restart_reroutes": (
+        [
+            start(),
+            text_block(0),
+            text(0, "---"),
+            block(0, {"type": "thinking", "thinking": "", "signature": ""}),
+            delta(0, "thinking_delta", thinking="Hm."),
+            stop(0),
+            *ends(),
+        ],
         MALFORMED,
-        ("stop", None, [TextBlock(text="Kept")], [(10, 5)]),
+        ("stop", None, [TextBlock(text="---"), ReasoningBlock(text="Hm.")], [(10, 5)]),
     ),
     "an_text_into_tool_block": (
         [
@@ -201,12 +209,13 @@ def test_the_mutant_has_its_bug_and_the_reference_has_not(name: str) -> None:
 
 
 def test_a_mutant_awaiting_its_checkers_names_proposed_ids_only() -> None:
-    pieces = {"anthropic_translator": AWAITING_CHECKERS["an_refusal_as_stop"].anthropic_translator}
-    assert Mutant("ok", "refusal", ("AN-C6",), awaits_checkers=True, **pieces).awaits_checkers
+    bug = AWAITING_CHECKERS["an_refusal_as_stop"].anthropic_translator
+    ok = Mutant("ok", "refusal", ("AN-C6",), anthropic_translator=bug, awaits_checkers=True)
+    assert ok.awaits_checkers
     with pytest.raises(ValueError, match="unknown or no target"):
-        Mutant("typo", "refusal", ("AN-6",), awaits_checkers=True, **pieces)
+        Mutant("typo", "refusal", ("AN-6",), anthropic_translator=bug, awaits_checkers=True)
     with pytest.raises(ValueError, match="unknown or no target"):
-        Mutant("judged", "refusal", ("AN-C6",), **pieces)  # not in the catalogue yet
+        Mutant("judged", "refusal", ("AN-C6",), anthropic_translator=bug)  # not catalogued yet
     with pytest.raises(ValueError, match="exactly one piece"):
         Mutant("none", "nothing", ("AN-C6",), awaits_checkers=True)
 
