@@ -23,6 +23,7 @@ from conformance.adapters.thirdparty.common import hello as hello_of
 from conformance.cli import main
 from conformance.cli.matrix import _run as run_column_cases
 from conformance.cli.options import ExitCode
+from conformance.events import Finish, ProtocolDialect, RunCase
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import (
     FINDINGS,
@@ -459,13 +460,14 @@ def test_every_js_finding_names_a_fixture_of_the_corpus() -> None:
 # --- which cases a column runs ---------------------------------------------------------
 
 
-class _AnthropicOnly:
-    """An adapter that speaks Anthropic Messages alone (and never runs a case here)."""
+class _OneDialect:
+    """An adapter that speaks one dialect and ends every case it is handed with a stop."""
 
-    hello = hello_of("anthropic-only", "1", reasoning=False, dialects=["anthropic-messages"])
+    def __init__(self, dialect: ProtocolDialect) -> None:
+        self.hello = hello_of(dialect, "1", reasoning=False, dialects=[dialect])
 
-    def run(self, case: object) -> list[object]:
-        raise AssertionError("a chat case reached an Anthropic-only column")
+    def run(self, case: RunCase) -> list[Finish]:
+        return [Finish(reason="stop")]
 
 
 class _ColumnShim:
@@ -484,9 +486,10 @@ class _ColumnShim:
 def test_a_column_runs_only_the_cases_of_the_dialects_its_shim_speaks() -> None:
     corpus = {s.id: s for s in load_fixtures([bundled_fixtures()])}
     mixed = [corpus["tool-name-repeated"], corpus["an-basic-text"]]
-    chat = _ColumnShim(lambda o: load_python_adapter(MUTANTS["identity_concatenated"].target, o))
-    judged = asyncio.run(run_column_cases(chat, mixed, OPTIONS, CONTRACTS, 1))
-    assert [case.case for case in judged["harness"].cases] == ["tool-name-repeated"]
-    anthropic = _ColumnShim(lambda o: PythonAdapterSession(_AnthropicOnly()))
-    judged = asyncio.run(run_column_cases(anthropic, mixed[:1], OPTIONS, CONTRACTS, 1))
-    assert judged["harness"].cases == []
+    for dialect, case_id in (
+        ("chat-completions", "tool-name-repeated"),
+        ("anthropic-messages", "an-basic-text"),
+    ):
+        shim = _ColumnShim(lambda _, d=dialect: PythonAdapterSession(_OneDialect(d)))
+        judged = asyncio.run(run_column_cases(shim, mixed, OPTIONS, CONTRACTS, 1))
+        assert [case.case for case in judged["harness"].cases] == [case_id]
