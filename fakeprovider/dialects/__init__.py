@@ -42,3 +42,13 @@ DIALECTS: dict[DialectId, Dialect] = {
         "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, ""
     ),
 }
+
+
+def dialect_of_path(path: str) -> DialectId:
+    """The dialect of a request to ``path`` at any upstream (a real provider, a gateway with
+    a path prefix of its own): the one whose endpoint the path ends with, chat by default.
+    ``path`` has no query string."""
+    for dialect in DIALECTS.values():
+        if path.rstrip("/").endswith("/" + dialect.endpoint):
+            return dialect.id
+    return DEFAULT_DIALECT
