@@ -101,7 +101,6 @@ _EVERY_STREAM = (
 @dataclass
 class _Block:
     type: object  # content_block.type as sent
-    started: Position
     number: int  # the start event's number, for messages
     open: bool = True
     partial_json: list[str] = field(default_factory=list)
@@ -192,7 +191,7 @@ class MessagesLinter:
                 f"{label} starts index {key} again (event {earlier.number} started it; {state})",
             )
         # The reuse is flagged: the new block is read on, so its own deltas are judged.
-        self.blocks[key] = _Block(block.get("type"), event.at, number)
+        self.blocks[key] = _Block(block.get("type"), number)
         if block.get("type") in TOOL_BLOCKS:
             self._tool_start(block, number, event, label)
 
