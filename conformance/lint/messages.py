@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES
 from fakeprovider.recording import ClientEnding
 
 from .findings import Finding, LintResult, shown
@@ -36,16 +37,9 @@ from .rules import (
 )
 from .scan import Event, Position, Scan
 
-DELTA_BLOCKS: dict[str, frozenset[str]] = {
-    "text_delta": frozenset({"text"}),
-    "citations_delta": frozenset({"text"}),
-    "input_json_delta": frozenset({"tool_use", "server_tool_use"}),
-    "thinking_delta": frozenset({"thinking"}),
-    "signature_delta": frozenset({"thinking"}),
-}
-"""The block types each known delta type belongs to (AN-G3); a delta or block type not
-named here is a newer one, skipped rather than judged."""
-KNOWN_BLOCKS = frozenset().union(*DELTA_BLOCKS.values())
+KNOWN_BLOCKS = frozenset().union(*DELTA_BLOCK_TYPES.values())
+"""Block types whose deltas AN-G3 judges; a delta or block type unknown to the table is a
+newer one, skipped rather than judged."""
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 CLOSING_STOP_REASONS = frozenset({"end_turn", "tool_use", "stop_sequence"})
 """Stop reasons after which no block may be left open (AN-G8): only max_tokens cuts one."""
@@ -227,7 +221,7 @@ class MessagesLinter:
         if block is None or not isinstance(delta, dict):
             return
         kind = delta.get("type")
-        fits = DELTA_BLOCKS.get(kind) if isinstance(kind, str) else None
+        fits = DELTA_BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
         if fits is not None and block.type in KNOWN_BLOCKS and block.type not in fits:
             message = f"{label} {shown(kind)} into the {shown(block.type)} block of event "
             self.flag(DELTA_MISFIT, event, message + str(block.number))
