@@ -148,7 +148,12 @@ class MessagesLinter:
             case "message_start":
                 message = document.get("message")
                 if isinstance(message, dict):
-                    self._usage(message.get("usage"), number, event, label)
+                    # Its output_tokens is preliminary (the SDK's recorded refusal sends 1,
+                    # then 0 in message_delta): only the later counts are cumulative.
+                    usage = message.get("usage")
+                    if isinstance(usage, dict):
+                        usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+                    self._usage(usage, number, event, label)
             case "content_block_start":
                 self._block_start(document, number, event, label)
             case "content_block_delta":

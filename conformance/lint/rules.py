@@ -216,8 +216,8 @@ USAGE_DECREASES = _messages_rule(
     "AN-C5",
     "MUST",
     "§4 D1-D7",
-    "Usage counters are cumulative: a later message_start or message_delta never reports "
-    "less of a counter than an earlier event did.",
+    "Usage counters are cumulative: a message_delta never reports less of a counter than "
+    "an earlier event did (message_start's output_tokens is preliminary, not a floor).",
 )
 TOOL_IDENTITY = _messages_rule(
     "AN-T2",

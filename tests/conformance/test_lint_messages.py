@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from conformance.cli import main
 from conformance.lint import MESSAGES_RULES, LintResult, attempt_wire, lint
 from conformance.lint.scan import scan
+from conformance.options import bundled_fixtures
 from fakeprovider.build import MessagesStreamBuilder, ScenarioBuilder, messages_stream
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.registry import ScenarioRegistry
@@ -82,8 +83,11 @@ def test_the_documented_streams_have_no_finding() -> None:
         .block_stop(3)
     )
     truncated = _opened().tool_use_start(0, "toolu_a", "f").input_json(0, '{"ci')
+    # The SDK's recorded refusal: a preliminary output count of 1, then 0.
+    refusal = _opened().text_start(0).block_stop(0).message_delta("refusal", output_tokens=0)
+    shapes = (_ended(tools, "tool_use"), _ended(truncated, "max_tokens"), refusal.message_stop())
 
-    for clean in (_basic_text(), _ended(tools, "tool_use"), _ended(truncated, "max_tokens")):
+    for clean in (_basic_text(), *shapes):
         result = _lint(clean)
         assert result.findings == (), [str(finding) for finding in result.findings]
     assert not _lint(_basic_text()).failed
@@ -91,13 +95,7 @@ def test_the_documented_streams_have_no_finding() -> None:
 
 
 def test_the_bundled_text_fixture_is_clean() -> None:
-    root = Path(__file__).parents[2]
-    places = ("fixtures/anthropic", "pending-fixtures/anthropic")  # the corpus, or before it
-    (fixture, *_) = [
-        root / place / "an-basic-text.yaml"
-        for place in places
-        if (root / place / "an-basic-text.yaml").exists()
-    ]
+    (fixture,) = bundled_fixtures().glob("anthropic/**/an-basic-text.yaml")
 
     result = CliRunner().invoke(main, ["lint", str(fixture)])
 
