@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from .dialects import DialectId, dialect_of_path
+from .dialects import DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
 from .recorded_events import with_event_steps
 from .redaction import redacted_headers, redacted_url
@@ -197,7 +197,7 @@ def _stream(recording: Recording, min_pause_ms: float, dialect: DialectId) -> St
         for start, read in zip(read_starts, recording.reads, strict=True)
         if read.gap_ms >= min_pause_ms and start < len(body)
     }
-    named_events = dialect == "anthropic-messages"
+    named_events = DIALECTS[dialect].named_events
     cuts = {match.end() for match in _EVENT_END.finditer(body)} | set(pauses)
     boundaries = [start for start in read_starts if 0 < start < len(body)]
     if not boundaries and not named_events:

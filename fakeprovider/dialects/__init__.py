@@ -34,12 +34,14 @@ class Dialect:
     """What the dialect's SDKs expect a base URL to end with: OpenAI's append
     ``/chat/completions`` to a base with ``/v1``, Anthropic's ``/v1/messages`` to one
     without."""
+    named_events: bool = False
+    """Its stream is named events scripted as event steps, which a recording keeps."""
 
 
 DIALECTS: dict[DialectId, Dialect] = {
     "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object, "/v1"),
     "anthropic-messages": Dialect(
-        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, ""
+        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, "", named_events=True
     ),
 }
 
