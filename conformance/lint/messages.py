@@ -49,7 +49,8 @@ USAGE_COUNTERS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
-TOLERATED_AFTER_STOP = frozenset({"done", "[DONE]"})  # `event: done`, `data: [DONE]` (F1)
+TOLERATED_AFTER_STOP = frozenset({"done", "[DONE]", "ping"})
+"""`event: done` and `data: [DONE]` (F1), and a ping, which may come anywhere."""
 
 
 def speaks_messages(scanned: Scan) -> bool:
@@ -126,22 +127,27 @@ class MessagesLinter:
     # --- one event ------------------------------------------------------------------------
     def _event(self, number: int, event: Event, has_data: bool) -> None:
         if self.ends and self.ends[-1][0] == "message_stop":
-            if event.name not in TOLERATED_AFTER_STOP and event.data not in TOLERATED_AFTER_STOP:
+            data = _object(event.data) or {}
+            said = {event.name, event.data, data.get("type")}
+            if said.isdisjoint(TOLERATED_AFTER_STOP):
                 self.after_stop.append(event.at)
             return  # a client stops reading at message_stop
         document = _object(event.data)
         if document is None:
             self._no_object(number, event, has_data)
             return
-        kind = document.get("type")
-        label = f"event {number} ({shown(kind)})"
+        typed = document.get("type")
+        label = f"event {number} ({shown(typed)})"
         if event.name is None:
             self.flag(EVENT_NAME, event, f"{label} has no event: line")
-        elif event.name != kind:
+        elif event.name != typed:
             self.flag(EVENT_NAME, event, f"{label} is named {shown(event.name)}")
+        # Read by its type; by its name where the data has none (a nonstandard error body).
+        kind = typed if isinstance(typed, str) else event.name
         if kind == "ping":
             return
-        if not self.opened and kind != "message_start":
+        # An error may come instead of the whole message, before message_start too.
+        if not self.opened and kind not in ("message_start", "error"):
             self.flag(FIRST_EVENT, event, f"{label} comes before message_start")
         self.opened = True
         match kind:

@@ -7,8 +7,10 @@ reference adapter), but known to break real ones.
 
 Anthropic Messages (the AN rules): the grammar of named events that the real API always
 keeps and gateways and compatible servers break (reference dialects.md §2.2, §8.2), each
-citing the real failures of §4 it guards against. They carry the ids of the AN invariants
-that judge what a client makes of the same breach.
+citing the real failures of §4 it guards against. They carry the reference's §8.2 ids: the
+invariant of the same id judges what a client makes of the breach, or, where the catalogue
+folded that judgement into a dialect-blind rule (AN-C4 into C3, AN-C5 C4, AN-S3 S6, AN-T2
+T5/T6) or dropped it (AN-G8, AN-T4; docs/decisions.md), the id names the wire rule alone.
 """
 
 from __future__ import annotations

@@ -270,10 +270,19 @@ def test_a_cut_stream_fails_without_a_missing_end_finding() -> None:
     assert result.of("AN-G4") == ()
 
 
-def test_a_trailing_done_after_message_stop_is_tolerated() -> None:
-    done = _basic_text().field("event", "done").done()
+def test_a_trailing_done_or_ping_after_message_stop_is_tolerated() -> None:
+    done = _basic_text().ping().field("event", "done").done()
 
     assert _rules(_lint(done)) == []
+
+
+def test_an_error_instead_of_the_message_is_its_one_end() -> None:
+    overloaded = messages_stream().ping().error()
+    untyped = messages_stream().event({"error": "overloaded"}).named("error")
+
+    assert _rules(_lint(overloaded)) == []
+    # No type: read by its name, an error, so an end, and no message_start is owed.
+    assert _rules(_lint(untyped)) == ["AN-S2"]
 
 
 def test_a_mid_stream_error_is_a_failure_and_its_own_end() -> None:
