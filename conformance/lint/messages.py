@@ -3,7 +3,7 @@
 The grammar is the one the real API keeps (reference dialects.md §2.2): ``message_start``,
 then blocks each started, given deltas that fit it and stopped, then ``message_delta`` and
 one ``message_stop``; ``ping`` anywhere, an ``error`` event instead of the rest. The event is
-identified by its data's ``type`` (the name is checked against it, AN-S2); unknown event and
+identified by its data's ``type`` (the name is checked against it, AN-W8); unknown event and
 block types are skipped, as clients must skip them. Each finding names the event by its
 number in the body and its type, at the line and byte where it begins.
 """
@@ -38,11 +38,11 @@ from .rules import (
 from .scan import Event, Position, Scan
 
 KNOWN_BLOCKS = frozenset().union(*DELTA_BLOCK_TYPES.values())
-"""Block types whose deltas AN-G3 judges; a delta or block type unknown to the table is a
+"""Block types whose deltas AN-W3 judges; a delta or block type unknown to the table is a
 newer one, skipped rather than judged."""
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 CLOSING_STOP_REASONS = frozenset({"end_turn", "tool_use", "stop_sequence"})
-"""Stop reasons after which no block may be left open (AN-G8): only max_tokens cuts one."""
+"""Stop reasons after which no block may be left open (AN-W7): only max_tokens cuts one."""
 USAGE_COUNTERS = (
     "input_tokens",
     "output_tokens",

@@ -5,12 +5,10 @@ the quirk family of ``shared/reference/anchors.md`` §3 it guards against and th
 covers. All are SHOULD: a stream breaking one is still meaningful to a tolerant client (the
 reference adapter), but known to break real ones.
 
-Anthropic Messages (the AN rules): the grammar of named events that the real API always
+Anthropic Messages (the AN-W rules): the grammar of named events that the real API always
 keeps and gateways and compatible servers break (reference dialects.md §2.2, §8.2), each
-citing the real failures of §4 it guards against. They carry the reference's §8.2 ids: the
-invariant of the same id judges what a client makes of the breach, or, where the catalogue
-folded that judgement into a dialect-blind rule (AN-C4 into C3, AN-C5 C4, AN-S3 S6, AN-T2
-T5/T6) or dropped it (AN-G8, AN-T4; docs/decisions.md), the id names the wire rule alone.
+citing the real failures of §4 it guards against and naming the invariant that judges what a
+client makes of the breach (``judged_by``).
 """
 
 from __future__ import annotations
@@ -137,20 +135,21 @@ RULES: dict[str, LintRule] = {
 # --- Anthropic Messages ---------------------------------------------------------------------
 
 
-def _messages_rule(id: str, level: Level, cases: str, statement: str) -> LintRule:
+def _messages_rule(id: str, judged_by: str, level: Level, cases: str, statement: str) -> LintRule:
     return LintRule(
         id=id,
-        family="AN",
+        family="AN-W",
         family_title="Anthropic Messages wire rules",
         level=level,
         statement=statement,
-        source=f"reference dialects.md §8.2 {id}; {cases}",
+        source=f"reference dialects.md §2.2, §8.2; a client's reading judged by {judged_by}",
         cited=cases,
         dialect="anthropic-messages",
     )
 
 
 BLOCK_NOT_OPEN = _messages_rule(
+    "AN-W1",
     "AN-G1",
     "MUST",
     "§4 A1, A8, A11, A13, A22",
@@ -158,12 +157,14 @@ BLOCK_NOT_OPEN = _messages_rule(
     "and is not yet stopped.",
 )
 INDEX_REUSED = _messages_rule(
+    "AN-W2",
     "AN-G2",
     "MUST",
     "§4 A9, A10",
     "A content_block_start never names an index already used in the message, open or stopped.",
 )
 DELTA_MISFIT = _messages_rule(
+    "AN-W3",
     "AN-G3",
     "MUST",
     "§4 A7, A12",
@@ -171,6 +172,7 @@ DELTA_MISFIT = _messages_rule(
     "a tool_use or server_tool_use block, thinking_delta and signature_delta a thinking block.",
 )
 ONE_END = _messages_rule(
+    "AN-W4",
     "AN-G4",
     "MUST",
     "§2.10 (EOF without message_stop: the Python SDK returns the snapshot as complete); §4 E5",
@@ -178,57 +180,66 @@ ONE_END = _messages_rule(
     "cleanly has one.",
 )
 AFTER_STOP = _messages_rule(
+    "AN-W5",
     "AN-G5",
     "MUST",
     "§4 F1",
     "Nothing follows message_stop but a tolerated `event: done` or `data: [DONE]`.",
 )
 FIRST_EVENT = _messages_rule(
+    "AN-W6",
     "AN-G6",
     "MUST",
     '§2.10 (both SDKs raise "Unexpected event order")',
     "The first event other than ping is message_start.",
 )
 LEFT_OPEN = _messages_rule(
-    "AN-G8",
+    "AN-W7",
+    "C5",
     "MUST",
     "§2.10; SDK fixture incomplete_partial_json_response.txt",
     "Every started block is stopped before a message_delta with stop_reason end_turn, "
     "tool_use or stop_sequence (only max_tokens may leave one open).",
 )
 EVENT_NAME = _messages_rule(
+    "AN-W8",
     "AN-S2",
     "SHOULD",
     "§4 F2",
     "Every event has an `event:` line, and its name is the data's type.",
 )
 EMPTY_DATA = _messages_rule(
-    "AN-S3",
+    "AN-W9",
+    "S6",
     "MUST",
     "§4 F3, F4",
     "Every event other than ping carries a JSON object as data: never none, empty or other text.",
 )
 TOOL_INPUT_JSON = _messages_rule(
-    "AN-C4",
+    "AN-W10",
+    "C3",
     "SHOULD",
     "§4 A3, A19; fine-grained tool streaming may cut JSON only at max_tokens",
     "The partial_json of a stopped tool block concatenates to JSON (or to nothing, read as {}).",
 )
 USAGE_DECREASES = _messages_rule(
-    "AN-C5",
+    "AN-W11",
+    "C4",
     "MUST",
     "§4 D1-D7",
     "Usage counters are cumulative: a message_delta never reports less of a counter than "
     "an earlier event did (message_start's output_tokens is preliminary, not a floor).",
 )
 TOOL_IDENTITY = _messages_rule(
-    "AN-T2",
+    "AN-W12",
+    "T5",
     "MUST",
     "§4 A1, A24",
     "A tool_use block starts with a non-empty string id and name.",
 )
 TOOL_ID_REPEATED = _messages_rule(
-    "AN-T4",
+    "AN-W13",
+    "T3",
     "SHOULD",
     "§4 A17, A18",
     "No two tool_use or server_tool_use blocks of a message share an id.",

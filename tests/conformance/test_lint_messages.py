@@ -91,7 +91,7 @@ def test_the_documented_streams_have_no_finding() -> None:
         result = _lint(clean)
         assert result.findings == (), [str(finding) for finding in result.findings]
     assert not _lint(_basic_text()).failed
-    assert {"AN-T2", "AN-T4", "AN-C4", "AN-C5", "AN-G8"} <= _lint(_ended(tools)).exercised
+    assert {"AN-W12", "AN-W13", "AN-W10", "AN-W11", "AN-W7"} <= _lint(_ended(tools)).exercised
 
 
 def test_the_bundled_text_fixture_is_clean() -> None:
@@ -107,93 +107,93 @@ def test_the_bundled_text_fixture_is_clean() -> None:
     [
         (
             _ended(_opened().text_delta(0, "x")),
-            "AN-G1",
+            "AN-W1",
             'event 2 ("content_block_delta") for index 0, never started',
         ),
         (
             _ended(_opened().text_start(0).block_stop(0).text_delta(0, "late")),
-            "AN-G1",
+            "AN-W1",
             "for index 0, already stopped",
         ),
         (
             _ended(_opened().text_start(0).block_stop(0).block_stop(0)),
-            "AN-G1",
+            "AN-W1",
             'event 4 ("content_block_stop") for index 0, already stopped',
         ),
         (
             _ended(_opened().text_start(0).block_stop(0).thinking_start(0).block_stop(0)),
-            "AN-G2",
+            "AN-W2",
             "starts index 0 again (event 2 started it; stopped)",
         ),
         (
             _ended(_opened().text_start(0).thinking_start(0).block_stop(0)),
-            "AN-G2",
+            "AN-W2",
             "(event 2 started it; open)",
         ),
         (
             _ended(_opened().tool_use_start(0, "toolu_a", "f").text_delta(0, "\n").block_stop(0)),
-            "AN-G3",
+            "AN-W3",
             '"text_delta" into the "tool_use" block of event 2',
         ),
         (
             _ended(_opened().text_start(0).thinking_delta(0, "hm").block_stop(0)),
-            "AN-G3",
+            "AN-W3",
             '"thinking_delta" into the "text" block',
         ),
         (
             _opened().text_start(0).text_delta(0, "cut").block_stop(0),
-            "AN-G4",
+            "AN-W4",
             "before message_stop",
         ),
         (
             _opened().error().message_stop(),
-            "AN-G4",
+            "AN-W4",
             'event 3 ("message_stop") is a second end, after the error of event 2',
         ),
-        (_basic_text().text_start(1), "AN-G5", "1 event(s) after message_stop"),
+        (_basic_text().text_start(1), "AN-W5", "1 event(s) after message_stop"),
         (
             _ended(messages_stream().ping().text_start(0).block_stop(0)),
-            "AN-G6",
+            "AN-W6",
             "before message_start",
         ),
         (
             _ended(_opened().text_start(0).text_delta(0, "hi")),
-            "AN-G8",
+            "AN-W7",
             'stop_reason "end_turn" with index 0 open',
         ),
-        (_ended(_opened().text_start(0).data_only().block_stop(0)), "AN-S2", "has no event: line"),
+        (_ended(_opened().text_start(0).data_only().block_stop(0)), "AN-W8", "has no event: line"),
         (
             _ended(_opened().text_start(0).named("content_block_delta").block_stop(0)),
-            "AN-S2",
+            "AN-W8",
             'event 2 ("content_block_start") is named "content_block_delta"',
         ),
         (
             _ended(_opened().text_start(0).field("event", "content_block_stop", event_end=True)),
-            "AN-S3",
+            "AN-W9",
             'event 3 ("content_block_stop") has no data: line',
         ),
         (
             _ended(_opened().text_start(0).field("event", "content_block_stop").raw("")),
-            "AN-S3",
+            "AN-W9",
             'event 3 ("content_block_stop") has empty data',
         ),
         (
             _ended(_opened().raw("upstream timed out")),
-            "AN-S3",
+            "AN-W9",
             'data is not a JSON object: "upstream timed out"',
         ),
         (
             _ended(
                 _opened().tool_use_start(0, "toolu_a", "f").input_json(0, '{"a": 1').block_stop(0)
             ),
-            "AN-C4",
+            "AN-W10",
             'stops the "tool_use" block of event 2: its partial_json is not JSON',
         ),
         (
             _opened(input_tokens=25)
             .message_delta("end_turn", usage={"input_tokens": 3, "output_tokens": 4})
             .message_stop(),
-            "AN-C5",
+            "AN-W11",
             "input_tokens 3, down from 25 at event 1",
         ),
         (
@@ -201,17 +201,17 @@ def test_the_bundled_text_fixture_is_clean() -> None:
             .message_delta(None, output_tokens=9)
             .message_delta("end_turn", output_tokens=4)
             .message_stop(),
-            "AN-C5",
+            "AN-W11",
             "output_tokens 4, down from 9 at event 2",
         ),
         (
             _ended(_opened().block_start(0, _tool(0, id="")).block_stop(0)),
-            "AN-T2",
+            "AN-W12",
             'tool_use with id ""',
         ),
         (
             _ended(_opened().block_start(0, {"type": "tool_use", "id": "toolu_a"}).block_stop(0)),
-            "AN-T2",
+            "AN-W12",
             "tool_use with name absent",
         ),
         (
@@ -222,7 +222,7 @@ def test_the_bundled_text_fixture_is_clean() -> None:
                 .block_start(1, _tool(1, name="other"))
                 .block_stop(1)
             ),
-            "AN-T4",
+            "AN-W13",
             'event 4 ("content_block_start") reuses tool id "toolu_a" of event 2',
         ),
     ],
@@ -249,7 +249,7 @@ def test_every_rule_has_a_case_that_breaks_it() -> None:
 def test_a_finding_is_at_the_line_and_byte_of_its_event() -> None:
     body = _wire(_ended(_opened().text_start(0).text_delta(3, "x").block_stop(0)))
 
-    (finding,) = lint(body).of("AN-G1")
+    (finding,) = lint(body).of("AN-W1")
 
     offset = body.index(b"event: content_block_delta")
     assert (finding.position.line, finding.position.offset) == (7, offset)
@@ -267,7 +267,7 @@ def test_a_cut_stream_fails_without_a_missing_end_finding() -> None:
     result = _lint(_opened().text_start(0).text_delta(0, "hi").reset())
 
     assert result.failed
-    assert result.of("AN-G4") == ()
+    assert result.of("AN-W4") == ()
 
 
 def test_a_trailing_done_or_ping_after_message_stop_is_tolerated() -> None:
@@ -282,7 +282,7 @@ def test_an_error_instead_of_the_message_is_its_one_end() -> None:
 
     assert _rules(_lint(overloaded)) == []
     # No type: read by its name, an error, so an end, and no message_start is owed.
-    assert _rules(_lint(untyped)) == ["AN-S2"]
+    assert _rules(_lint(untyped)) == ["AN-W8"]
 
 
 def test_a_mid_stream_error_is_a_failure_and_its_own_end() -> None:
@@ -296,7 +296,7 @@ def test_stream_content_is_escaped_in_every_finding() -> None:
     hostile = "\x1b[31m\u202eevil\n"
     body = _wire(_ended(_opened().text_start(0).named(hostile[:-1]).block_stop(0)))
 
-    (finding,) = lint(body).of("AN-S2")
+    (finding,) = lint(body).of("AN-W8")
 
     assert finding.message.isascii() and "\x1b" not in finding.message
     assert "\\u001b[31m\\u202eevil" in finding.message
@@ -328,7 +328,7 @@ def test_lint_command_reads_a_raw_anthropic_body_with_or_without_dialect(tmp_pat
 
     assert told.exit_code == 1
     assert f"{data_only}:4: byte " in told.stdout
-    assert 'AN-S2 event 2 ("ping") has no event: line (§4 F2)' in told.stdout
+    assert 'AN-W8 event 2 ("ping") has no event: line (§4 F2)' in told.stdout
     assert detected.stdout == told.stdout  # named events before it: detected
 
 
@@ -344,7 +344,7 @@ def test_lint_command_checks_a_recorded_anthropic_fixture(tmp_path: Path) -> Non
     from_dump = CliRunner().invoke(main, ["lint", str(saved.dump)])
 
     assert from_fixture.exit_code == from_dump.exit_code == 1
-    expected = 'AN-G1 event 3 ("content_block_delta") for index 1, never started'
+    expected = 'AN-W1 event 3 ("content_block_delta") for index 1, never started'
     assert expected in from_fixture.stdout and expected in from_dump.stdout
     assert from_fixture.stdout.count("AN-") == from_dump.stdout.count("AN-") == 1
 
