@@ -328,15 +328,13 @@ def _suite(config: pytest.Config) -> Suite:
 
 
 def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
-    from fakeprovider.dialects import DEFAULT_DIALECT
     from fakeprovider.fixtures import FixtureError, load_fixtures
 
     from .options import bundled_fixtures
 
     roots = paths or (bundled_fixtures(),)
     try:
-        # The suite judges chat-completions alone so far: another dialect's case is not run.
-        scenarios = [s for s in load_fixtures(roots) if s.dialect == DEFAULT_DIALECT]
+        scenarios = load_fixtures(roots)
     except FixtureError as error:
         raise SuiteUnavailableError(f"fixtures could not be loaded:\n{error}") from None
     if not scenarios:
