@@ -33,7 +33,8 @@ fail            failed: the invariant, the reason, expected vs observed, a repla
 non-strict      xfailed (tolerated; ``-rx`` lists the reasons); failed with
                 ``--conformance-strict`` (and, as any xfail, with ``--runxfail``)
 info            passed, the observation in a "conformance" report section (``-rP``)
-n/a             skipped with the reason (the adapter does not declare a capability)
+n/a             skipped with the reason (the adapter does not declare a capability, or the
+                case's dialect)
 (no verdict)    skipped: this run did not exercise the invariant
 ==============  ===========================================================================
 
