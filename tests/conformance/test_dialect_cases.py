@@ -27,10 +27,12 @@ from conformance.cli import main
 from conformance.events import Capabilities, End, Event, Finish, Hello, RunCase
 from conformance.invariants import CATALOGUE
 from conformance.options import DEFAULT_POLICY, RunOptions, default_request
+from conformance.report.html import render_html
+from conformance.report.transcript import reproducer, transcript
 from conformance.results import RunResult
 from conformance.run import runner
 from conformance.run.runner import case_request, run_judged
-from fakeprovider.build import ScenarioBuilder, messages_stream, stream
+from fakeprovider.build import ScenarioBuilder, http_error, messages_stream, stream
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Scenario
 
@@ -84,8 +86,8 @@ class Recording:
         yield End()
 
 
-def speaking(*dialects: Any) -> Hello:
-    capabilities = Capabilities()
+def speaking(*dialects: Any, capabilities: Capabilities | None = None) -> Hello:
+    capabilities = capabilities or Capabilities()
     return Hello(
         protocol=1.1,
         name="recording",
@@ -237,3 +239,37 @@ def test_conformance_run_selects_cases_by_dialect(tmp_path: Path) -> None:
     assert sorted(selected("chat-completions", "anthropic-messages")) == ["an-text", "chat-text"]
     wrong = CliRunner().invoke(main, ["run", *adapter, "--dialect", "anthropic"])
     assert wrong.exit_code == 2 and "anthropic-messages" in wrong.output
+
+
+def test_the_report_shows_an_anthropic_case_as_its_wire_escaped() -> None:
+    hostile = "<script>alert(1)</script>"
+    scenario = (
+        ScenarioBuilder("an-hostile", dialect="anthropic-messages")
+        .attempt(http_error(529))  # no body given: the dialect's own
+        .attempt(
+            messages_stream()
+            .message_start()
+            .text_start(0)
+            .text_delta(0, hostile)
+            .block_stop(0)
+            .error("overloaded_error", hostile)
+        )
+        .build()
+    )
+    # It reports a plain stop for an overloaded stream: a case to look at, its wire shown.
+    classifying = Capabilities(error_codes=True)
+    adapter = Recording(speaking("anthropic-messages", capabilities=classifying))
+    result = run(adapter, [scenario])
+    case = result.cases[0]
+    assert case.worst in ("fail", "non-strict")  # shown in detail
+    error, stream = (
+        "".join(segment.text for row in attempt.rows for segment in row.segments)
+        for attempt in transcript(scenario)
+    )
+    assert '{"type": "error", "error": {"type": "overloaded_error"' in error  # Anthropic's shape
+    assert "event: content_block_delta" in stream and "event: error" in stream
+    repro = reproducer(case, scenario)
+    assert "/an-hostile/v1/messages" in repro.curl
+    page = render_html(RunResult.from_json(result.to_json()))
+    assert "event: content_block_delta" in page and "overloaded_error" in page
+    assert hostile not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
