@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Example streamconform subprocess adapter: Python 3.11, standard library only.
 
-It speaks the JSON Lines protocol of docs/adapter-protocol.md on stdin/stdout: a `hello` line first,
-then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`,
-translates the chat-completions event stream into protocol events, retries as the case's policy
-says, and closes the case with `end`. It imports nothing from streamconform, so it can be copied
+It speaks the JSON Lines protocol of docs/adapter-protocol.md (version 1.1) on stdin/stdout: a
+`hello` line first, then, for each `run` line, it POSTs the case's request to the endpoint of the
+case's dialect (`{base_url}/chat/completions`, or `{base_url}/v1/messages` for Anthropic
+Messages), translates the event stream into protocol events, retries as the case's policy says,
+and closes the case with `end`. It imports nothing from streamconform, so it can be copied
 as the starting point of an adapter for your own client.
 
     conformance run --adapter-cmd "python examples/python-adapter/adapter.py"
 
-Sections: protocol I/O, SSE decoder, translator, HTTP classification, one attempt, retry loop.
+Sections: protocol I/O, SSE decoder, translators (chat-completions, Anthropic Messages), HTTP
+classification, one attempt, retry loop.
 """
 
 import codecs
@@ -37,10 +39,11 @@ EXCERPT = 120  # characters of a bad payload quoted in a failure message
 
 HELLO = {
     "type": "hello",
-    "protocol": 1,
+    "protocol": 1.1,
     "name": "example-python-adapter",
-    "version": "1.0.0",
+    "version": "1.1.0",
     "capabilities": dict.fromkeys(("deltas", "reasoning", "usage", "retry", "error_codes"), True),
+    "dialects": ["chat-completions", "anthropic-messages"],
 }
 
 
@@ -254,18 +257,43 @@ def error_finish(code: str, message: str) -> Event:
     return {"type": "finish", "reason": "error", "code": code, "message": message}
 
 
-class Translator:
+class AttemptTranslator:
+    """What the translators of both dialects share: one finish per attempt, and a failure
+    reported after the usage the wire already sent."""
+
+    END = "its end"  # what a complete stream ends with, named in a failure
+
+    def __init__(self) -> None:
+        self.usage: Event | None = None
+        self.finish: Event | None = None
+
+    def feed(self, payload: str) -> list[Event]:
+        """The protocol events one data payload makes (each dialect reads its own)."""
+        raise NotImplementedError
+
+    def fail(self, code: str, message: str) -> list[Event]:
+        """A failure finish, after any usage the wire already sent (billed tokens stay
+        visible). Open blocks stay open: closing them would pass partial output off as
+        complete."""
+        if self.finish:
+            return []
+        self.finish = error_finish(code, message)
+        return [*([self.usage] if self.usage else []), self.finish]
+
+
+class Translator(AttemptTranslator):
     """Feed payloads in order. Deltas come out at once; block ends, usage and the finish wait
     for [DONE]. Exactly one finish is produced (`self.finish`); nothing is read after it."""
 
+    END = DONE
+
     def __init__(self) -> None:
+        super().__init__()
         self.blocks: list[Event] = []  # {"type", "parts", "id", "name"}; position = index
         self.text: int | None = None  # index of the text block, once opened
         self.reasoning: int | None = None
         self.tools: dict[str, int] = {}  # wire tool_calls[].index -> block index
         self.reason: str | None = None  # last string finish_reason
-        self.usage: Event | None = None  # last non-null usage
-        self.finish: Event | None = None
 
     def feed(self, payload: str) -> list[Event]:
         if self.finish:
@@ -344,21 +372,201 @@ class Translator:
             self.finish = error_finish(reason.upper(), f"model stopped: {reason}")
         return [*ends, *usage, self.finish]
 
-    def fail(self, code: str, message: str) -> list[Event]:
-        """A failure finish, after any usage the wire already sent (billed tokens stay
-        visible). Open blocks stay open: closing them would pass partial output off as
-        complete."""
-        if self.finish:
-            return []
-        self.finish = error_finish(code, message)
-        return [*([self.usage] if self.usage else []), self.finish]
-
 
 def assemble(block: Event) -> Event:
     joined = "".join(block["parts"])
-    if block["type"] == "tool-call":
-        return {"type": "tool-call", "id": block["id"], "name": block["name"], "arguments": joined}
-    return {"type": block["type"], "text": joined}
+    if block["type"] in ("tool-call", "server-tool"):
+        return {
+            "type": block["type"],
+            "id": block["id"],
+            "name": block["name"],
+            "arguments": joined,
+        }
+    assembled = {"type": block["type"], "text": joined}
+    # Continuity tokens, verbatim: the provider needs them back in the next request.
+    assembled.update({k: block[k] for k in ("signature", "redacted") if block.get(k) is not None})
+    return assembled
+
+
+# --- translator (Anthropic Messages events of one attempt -> protocol events) ---------------
+
+# content_block.type -> the protocol's block type; another type is skipped, its index kept.
+MESSAGES_BLOCKS = {
+    "text": "text",
+    "thinking": "reasoning",
+    "redacted_thinking": "reasoning",
+    "tool_use": "tool-call",
+    "server_tool_use": "server-tool",
+}
+# delta.type -> (the block type it belongs to, the field holding its fragment)
+MESSAGES_DELTAS = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("reasoning", "thinking"),
+    "signature_delta": ("reasoning", "signature"),
+    "input_json_delta": ("tool-call", "partial_json"),
+}
+STOP_REASONS = {  # stop_reason -> finish reason; refusal and pause_turn are failures
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool-calls",
+    "max_tokens": "max-tokens",
+    "model_context_window_exceeded": "max-tokens",
+}
+STOP_CODES = {"refusal": "REFUSAL", "pause_turn": "PAUSE_TURN"}
+MESSAGES_USAGE = {  # the wire's counter -> the protocol's (Anthropic's input excludes the cache)
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_input_tokens": "cache_read_tokens",
+    "cache_creation_input_tokens": "cache_write_tokens",
+}
+
+
+class MessagesTranslator(AttemptTranslator):
+    """Feed the data payloads of one Messages attempt in order (each names its event in its
+    `type`). Blocks are keyed by the wire's index, never by position; the block ends, usage
+    and finish wait for `message_stop`. Usage counters are assigned, never summed: the wire
+    sends cumulative counts on `message_start` and again on `message_delta`."""
+
+    END = "message_stop"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[Event] = []  # position = protocol index
+        self.indexes: dict[str, int | None] = {}  # wire index (JSON text) -> block; None: skipped
+        self.counts: dict[str, int] = {}
+        self.reason: str | None = None
+
+    def feed(self, payload: str) -> list[Event]:
+        if self.finish:
+            return []
+        try:
+            document = json.loads(payload, parse_float=json_number, parse_constant=reject_constant)
+        except (ValueError, RecursionError):
+            return self.fail("MALFORMED_RESPONSE", f"malformed SSE payload: {payload[:EXCERPT]}")
+        if not isinstance(document, dict):
+            return self.fail("MALFORMED_RESPONSE", f"not an event object: {payload[:EXCERPT]}")
+        try:
+            return self.apply(document)
+        except MalformedChunkError as problem:
+            excerpt = payload[:EXCERPT]
+            return self.fail("MALFORMED_RESPONSE", f"unexpected event ({problem}): {excerpt}")
+
+    def apply(self, document: dict[str, Any]) -> list[Event]:
+        kind = document.get("type")
+        if kind == "message_start":
+            self.count(as_object(document.get("message"), "message").get("usage"))
+        elif kind == "content_block_start":
+            return self.start(document)
+        elif kind == "content_block_delta":
+            return self.delta(document)
+        elif kind == "message_delta":
+            reason = as_object(document.get("delta"), "delta").get("stop_reason")
+            self.reason = reason if isinstance(reason, str) and reason else self.reason
+            self.count(document.get("usage"))
+        elif kind == "message_stop":
+            return self.done()
+        elif kind == "error":
+            return self.fail(*classify_stream_error(document.get("error")))
+        return []  # ping, content_block_stop, and events this adapter does not know
+
+    def start(self, document: dict[str, Any]) -> list[Event]:
+        key = json.dumps(document.get("index"))
+        if key in self.indexes:
+            raise MalformedChunkError(f"a second content_block_start for index {key}")
+        wire = as_object(document.get("content_block"), "content_block")
+        kind = MESSAGES_BLOCKS.get(str(wire.get("type")))
+        self.indexes[key] = None if kind is None else len(self.blocks)
+        if kind is None:
+            return []
+        block: Event = {"type": kind, "parts": [], "id": identity(wire.get("id"))}
+        block["name"] = identity(wire.get("name"))
+        if wire.get("type") == "redacted_thinking":
+            block["redacted"] = wire.get("data") if isinstance(wire.get("data"), str) else ""
+        if wire.get("type") == "thinking":
+            block["parts"].append(wire.get("thinking") or "")
+            block["signature"] = wire.get("signature") or None
+        if kind in ("tool-call", "server-tool") and wire.get("input"):  # complete at start
+            block["parts"].append(json.dumps(wire["input"], separators=(",", ":")))
+        self.blocks.append(block)
+        return [{"type": "block-start", "index": len(self.blocks) - 1, "block_type": kind}]
+
+    def delta(self, document: dict[str, Any]) -> list[Event]:
+        key = json.dumps(document.get("index"))
+        if key not in self.indexes:  # never attach a fragment to another block
+            raise MalformedChunkError(f"a delta for index {key}, which never started")
+        index = self.indexes[key]
+        delta = as_object(document.get("delta"), "delta")
+        known = MESSAGES_DELTAS.get(str(delta.get("type")))
+        if index is None or known is None:
+            return []  # a skipped block's, or a delta type this adapter does not know
+        belongs, field = known
+        block = self.blocks[index]
+        if block["type"] != belongs:
+            raise MalformedChunkError(f"a {delta.get('type')} inside a {block['type']} block")
+        fragment = delta.get(field)
+        fragment = fragment if isinstance(fragment, str) else ""
+        if field == "signature":
+            block["signature"] = (block.get("signature") or "") + fragment
+            return []
+        block["parts"].append(fragment)  # "" appends nothing: it never resets the input
+        if belongs == "tool-call":
+            event: Event = {"type": "tool-call-delta", "index": index}
+            event.update({k: block[k] for k in ("id", "name") if block[k]})
+            return [{**event, "arguments_delta": fragment}]
+        return [{"type": f"{belongs}-delta", "index": index, "text": fragment}]
+
+    def count(self, usage: Any) -> None:
+        for wire, value in as_object(usage, "usage").items():
+            if wire in MESSAGES_USAGE and value is not None:
+                if not is_count(value):
+                    raise MalformedChunkError("a usage count is not an integer")
+                self.counts[MESSAGES_USAGE[wire]] = value  # assigned, never summed
+        if "input_tokens" in self.counts or "output_tokens" in self.counts:
+            self.usage = {
+                "type": "usage",
+                "input_tokens": self.counts.get("input_tokens", 0),
+                "output_tokens": self.counts.get("output_tokens", 0),
+                "cache_read_tokens": self.counts.get("cache_read_tokens", 0),
+            }
+            if "cache_write_tokens" in self.counts:
+                self.usage["cache_write_tokens"] = self.counts["cache_write_tokens"]
+
+    def done(self) -> list[Event]:
+        for index, block in enumerate(self.blocks):
+            missing = [k for k in ("id", "name") if block["type"] == "tool-call" and not block[k]]
+            if missing:  # never close an unidentified call
+                text = f"tool call at index {index} has no {' or '.join(missing)}"
+                return self.fail("MALFORMED_TOOL_CALL", text)
+        reason = self.reason or "end_turn"
+        if reason in STOP_CODES:
+            return self.fail(STOP_CODES[reason], f"model stopped: {reason}")
+        if reason not in STOP_REASONS:
+            return self.fail(reason.upper(), f"model stopped: {reason}")
+        if STOP_REASONS[reason] == "stop" and not self.blocks:
+            message = "model returned a completed response with no content"
+            return self.fail("EMPTY_RESPONSE", message)
+        # A block never stopped (max_tokens) is closed as it stands: the finish tells.
+        ends = [
+            {"type": "block-end", "index": i, "block": assemble(b)}
+            for i, b in enumerate(self.blocks)
+        ]
+        self.finish = {"type": "finish", "reason": STOP_REASONS[reason]}
+        return [*ends, *([self.usage] if self.usage else []), self.finish]
+
+
+# Each dialect's endpoint (after the run line's base_url), headers and translator.
+DIALECTS: dict[str, tuple[str, Callable[[str], dict[str, str]], type[AttemptTranslator]]] = {
+    "chat-completions": (
+        "/chat/completions",
+        lambda key: {"Authorization": f"Bearer {key}"},
+        Translator,
+    ),
+    "anthropic-messages": (
+        "/v1/messages",
+        lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
+        MessagesTranslator,
+    ),
+}
 
 
 # --- HTTP classification (status + wording -> code; Retry-After) ---------------------------
@@ -454,13 +662,14 @@ def run_attempt(
     case: Event, body: bytes, deadline: float, emit: Emit
 ) -> tuple[Event, float | None]:
     """POST once and emit the attempt's events. Returns (its finish, provider Retry-After ms)."""
-    url = case["base_url"].rstrip("/") + "/chat/completions"
+    endpoint, credentials, translate = DIALECTS[case.get("dialect") or "chat-completions"]
+    url = case["base_url"].rstrip("/") + endpoint
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL: {url}")
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     idle_s = float(case["idle_timeout_s"])
-    translator, retry_after, stage = Translator(), None, "request to"
+    translator, retry_after, stage = translate(), None, "request to"
 
     def read_timeout() -> float:  # the idle timeout, but never past the case's deadline
         return max(0.001, min(idle_s, deadline - time.monotonic()))
@@ -479,7 +688,7 @@ def run_attempt(
         connection.connect()
         sock = connection.sock  # kept: http.client drops its own reference on Connection: close
         headers = {
-            "Authorization": f"Bearer {case['api_key']}",
+            **credentials(case["api_key"]),
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "Connection": "close",  # a fresh connection per attempt, closed with it
@@ -498,9 +707,9 @@ def run_attempt(
             if not data:
                 if response.length:  # Content-Length promised more: the body was cut
                     raise http.client.IncompleteRead(b"", response.length)
-                out(translator.fail("STREAM_CLOSED", "SSE stream ended without [DONE]"))
+                out(translator.fail("STREAM_CLOSED", f"SSE stream ended without {translator.END}"))
             for payload in decoder.feed(data):
-                out(translator.feed(payload))  # after [DONE] the translator ignores the rest
+                out(translator.feed(payload))  # after its end the translator ignores the rest
     except TimeoutError:  # no byte for idle_timeout_s (or the case ran out of time)
         expired = time.monotonic() >= deadline - 0.001
         why = "case timeout_s reached" if expired else f"after {round(idle_s * 1000)}ms"
