@@ -413,7 +413,8 @@ STOP_REASONS = {  # stop_reason -> finish reason; refusal and pause_turn are fai
     "model_context_window_exceeded": "max-tokens",
 }
 STOP_CODES = {"refusal": "REFUSAL", "pause_turn": "PAUSE_TURN"}
-MESSAGES_USAGE = {  # the wire's counter -> the protocol's (Anthropic's input excludes the cache)
+# the wire's counter -> the protocol's (Anthropic's input_tokens already excludes the cache)
+MESSAGES_USAGE = {
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
     "cache_read_input_tokens": "cache_read_tokens",
