@@ -5,12 +5,12 @@ checkers, saved as results JSON and read back, as ``conformance matrix`` does.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from typing import Any
 
 import pytest
+from retry_evidence import record
 
 from conformance.events import (
     BlockEnd,
@@ -64,19 +64,7 @@ def _call(id: str, name: str = "get_weather", arguments: str = '{"a": 1}') -> li
 
 def _served(attempt: ExpectedAttempt) -> RequestRecord:
     """The request a conforming adapter made for ``attempt``."""
-    body = b'{"model":"fake-model","stream":true}'
-    return RequestRecord(
-        scenario="built",
-        attempt=attempt.number,
-        method="POST",
-        path="/built/v1/chat/completions",
-        headers=[],
-        body=body.decode(),
-        body_base64=base64.b64encode(body).decode(),
-        received_at=1_000.0 + attempt.number,
-        ended_at=1_000.0 + attempt.number + 0.5,
-        ended="complete",
-    )
+    return record(attempt.number, attempt.number * 1000, attempt.number * 1000 + 500)
 
 
 def judged(
