@@ -61,12 +61,6 @@ def test_schema_knows_the_dialect_and_event_steps() -> None:
     }
 
 
-def test_conformance_run_never_runs_an_anthropic_case_as_chat() -> None:
-    result = CliRunner().invoke(conformance_main, ["run", "--fixtures", str(PENDING)])
-    assert result.exit_code != 0
-    assert "no case selected" in result.output
-
-
 def test_conformance_validate_does_not_read_an_anthropic_expect_as_chat() -> None:
     result = CliRunner().invoke(conformance_main, ["validate", str(PENDING)])
     assert result.exit_code == 0, result.output
