@@ -1,4 +1,5 @@
-"""``fakeprovider show/validate/schema`` know Anthropic fixtures; ``conformance run`` skips them."""
+"""``fakeprovider show/validate/schema`` know Anthropic fixtures; ``conformance validate``
+leaves their expect unread."""
 
 from __future__ import annotations
 
