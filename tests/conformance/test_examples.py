@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from judged_corpus import judged_fixtures
 
 from conformance.adapters.subprocess import SubprocessAdapterSession
-from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, default_request
+from conformance.options import DEFAULT_POLICY, RunOptions, default_request
 from conformance.results import RunResult, reproducible_json
 from conformance.run.runner import run_suite
 from fakeprovider.build import ScenarioBuilder, messages_stream
-from fakeprovider.fixtures import load_fixtures
 
 pytestmark = pytest.mark.slow
 
@@ -57,8 +57,7 @@ def example_run(language: str, jobs: int) -> RunResult:
     async def run() -> RunResult:
         session = await SubprocessAdapterSession.start(" ".join(EXAMPLES[language]))
         try:
-            corpus = load_fixtures([bundled_fixtures()])
-            return await run_suite(session, corpus, RunOptions(), jobs=jobs)
+            return await run_suite(session, judged_fixtures(), RunOptions(), jobs=jobs)
         finally:
             await session.close()
 

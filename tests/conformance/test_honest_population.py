@@ -16,18 +16,18 @@ from dataclasses import replace
 import pytest
 from honest import HONEST
 from honest.choices import CHOICES
+from judged_corpus import judged_fixtures
 
 from conformance.adapters.base import load_python_adapter
-from conformance.options import RunOptions, bundled_fixtures
+from conformance.options import RunOptions
 from conformance.results import CaseResult, RunResult
 from conformance.run.case_runner import GENERATED_OPTIONS, CaseRunner
 from conformance.run.properties import check_family, families
 from conformance.run.runner import run_suite
-from fakeprovider.fixtures import load_fixtures
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = load_fixtures([bundled_fixtures()])
+FIXTURES = judged_fixtures()
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0, contract="interop")
 REFERENCE = "conformance.adapters.reference:factory"
 

@@ -9,6 +9,7 @@ import asyncio
 from dataclasses import dataclass, replace
 
 import pytest
+from judged_corpus import judged_fixtures
 from rich.console import Console
 
 from conformance.adapters.base import AdapterLoadError, load_python_adapter
@@ -21,16 +22,15 @@ from conformance.adapters.reference.sse import SSEDecoder
 from conformance.cli.console import render_kill_table
 from conformance.invariants import CATALOGUE
 from conformance.invariants.judging import CATCH_ALL
-from conformance.options import RunOptions, bundled_fixtures
+from conformance.options import RunOptions
 from conformance.results import RunResult, reproducible_json
 from conformance.run.kill_table import Breach, KillRow, focus_cases, run_mutants, run_reference
 from conformance.run.properties import breaches
 from conformance.run.runner import run_suite
-from fakeprovider.fixtures import load_fixtures
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = load_fixtures([bundled_fixtures()])
+FIXTURES = judged_fixtures()
 # In process, and a short case deadline: no_idle_timeout waits for it on the stall fixture.
 OPTIONS = RunOptions(transport="in-process", timeout_s=5.0)
 

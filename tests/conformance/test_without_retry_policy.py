@@ -2,8 +2,7 @@
 existed: the same verdict for every invariant of every bundled case, under both contracts.
 The adapters say protocol 1 and declare no dialect, so the same file holds protocol 1.1 to
 its promise: a 1.0 adapter's chat verdicts are unchanged, and every case of another dialect
-(the bundled ones and ``pending-fixtures/anthropic``) is ``n/a`` on every invariant, with
-the reason, never a failure.
+(``fixtures/anthropic``) is ``n/a`` on every invariant, with the reason, never a failure.
 
 ``golden/verdicts-without-retry-policy.json`` holds the verdicts the suite gave before
 ``retry_policy`` (commit 3c0810d): the reference adapter, which follows each case's policy,
@@ -28,13 +27,11 @@ from conformance.results import RunResult
 from conformance.run.runner import run_judged
 from conformance.verdicts import CONTRACTS
 from fakeprovider.fixtures import load_fixtures
-from fakeprovider.scenario import Scenario
 
 GOLDEN = Path(__file__).parent / "golden" / "verdicts-without-retry-policy.json"
 Verdicts = dict[str, dict[str, dict[str, str]]]  # adapter → contract → case → "R1:pass …"
 
 
-PENDING_ANTHROPIC = Path(__file__).parents[2] / "pending-fixtures" / "anthropic"
 UNSPOKEN = "adapter speaks chat-completions only"
 # The reference as an adapter of protocol 1.0 (whatever dialects it declares today).
 PROTOCOL_1 = {"protocol": 1, "dialects": None}
@@ -56,16 +53,8 @@ class WithoutRetryLayer(ReferenceAdapter):
     )
 
 
-def corpus() -> list[Scenario]:
-    """The bundled corpus, and the pending Anthropic fixtures it does not hold yet."""
-    fixtures = load_fixtures([bundled_fixtures()])
-    bundled = {fixture.id for fixture in fixtures}
-    pending = load_fixtures([PENDING_ANTHROPIC]) if PENDING_ANTHROPIC.is_dir() else []
-    return fixtures + [fixture for fixture in pending if fixture.id not in bundled]
-
-
 def current_verdicts() -> Verdicts:
-    fixtures = corpus()
+    fixtures = load_fixtures([bundled_fixtures()])
     options = RunOptions(transport="in-process")
     adapters = {"reference": Protocol1Reference(), "retries-off": WithoutRetryLayer()}
 

@@ -9,16 +9,17 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from conformance.cli import main as conformance_main
+from conformance.options import bundled_fixtures
 from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixtures
 
-PENDING = Path(__file__).parents[2] / "pending-fixtures" / "anthropic"
+ANTHROPIC = bundled_fixtures() / "anthropic"
 
 
 def test_the_anthropic_fixtures_validate_and_are_cited() -> None:
-    result = CliRunner().invoke(main, ["validate", str(PENDING)])
+    result = CliRunner().invoke(main, ["validate", str(ANTHROPIC)])
     assert result.exit_code == 0, result.output
-    scenarios = load_fixtures([PENDING])
+    scenarios = load_fixtures([ANTHROPIC])
     assert len(scenarios) >= 5
     for scenario in scenarios:
         assert scenario.dialect == "anthropic-messages"
@@ -26,7 +27,7 @@ def test_the_anthropic_fixtures_validate_and_are_cited() -> None:
 
 
 def test_show_prints_named_events_and_anthropics_error_body() -> None:
-    result = CliRunner().invoke(main, ["show", str(PENDING / "an-http-529.yaml")])
+    result = CliRunner().invoke(main, ["show", str(ANTHROPIC / "retry" / "an-http-529.yaml")])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[2] == (
@@ -63,7 +64,7 @@ def test_schema_knows_the_dialect_and_event_steps() -> None:
 
 
 def test_conformance_validate_does_not_read_an_anthropic_expect_as_chat() -> None:
-    result = CliRunner().invoke(conformance_main, ["validate", str(PENDING)])
+    result = CliRunner().invoke(conformance_main, ["validate", str(ANTHROPIC)])
     assert result.exit_code == 0, result.output
-    unread = len(load_fixtures([PENDING]))
+    unread = len(load_fixtures([ANTHROPIC]))
     assert f"expect unchecked in {unread}, of a dialect the oracle cannot read yet" in result.output

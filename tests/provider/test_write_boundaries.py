@@ -20,6 +20,7 @@ import pytest
 from raw_http import post_bytes
 
 from conformance.options import bundled_fixtures
+from fakeprovider.dialects import DIALECTS, DialectId
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Attempt, Scenario, StreamAttempt
@@ -33,9 +34,9 @@ Timed = tuple[float, bytes]  # a write and the milliseconds waited before it
 _DATED = re.compile(rb"(?im)^(retry-after: )(<HTTP date[^>]*>|\w{3}, \d\d \w{3} \d{4} [\d:]+ GMT)")
 
 
-def scripted_writes(attempt: Attempt) -> list[Timed]:
+def scripted_writes(attempt: Attempt, dialect: DialectId) -> list[Timed]:
     """The writes the transcript shows, as the server makes them."""
-    lines = attempt_transcript(attempt)
+    lines = attempt_transcript(attempt, dialect)
     if isinstance(attempt, StreamAttempt):
         chunked = attempt.stream.framing.transfer == "chunked"
         writes = [(line.delay_ms, line.data) for line in lines if line.label != "end"]
@@ -92,8 +93,13 @@ def play_all(server: ServerThread, scenarios: list[Scenario]) -> dict[tuple[str,
             stalls = isinstance(attempt, StreamAttempt) and any(
                 line.ending == "stall" for line in attempt_transcript(attempt)
             )
-            length = sum(len(data) for _, data in scripted_writes(attempt)) if stalls else None
-            yield (scenario.id, number), request(server.port, scenario.id, length)
+            length = (
+                sum(len(data) for _, data in scripted_writes(attempt, scenario.dialect))
+                if stalls
+                else None
+            )
+            path = f"/{scenario.id}/v1/{DIALECTS[scenario.dialect].endpoint}"
+            yield (scenario.id, number), request(server.port, path, length)
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         return {
@@ -103,11 +109,10 @@ def play_all(server: ServerThread, scenarios: list[Scenario]) -> dict[tuple[str,
         }
 
 
-def request(port: int, scenario_id: str, length: int | None) -> int:
-    """Send one request and read its response to its end, or ``length`` bytes of it (a
-    stall writes no end); the client's port."""
+def request(port: int, path: str, length: int | None) -> int:
+    """Send one request to ``path`` and read its response to its end, or ``length`` bytes
+    of it (a stall writes no end); the client's port."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        path = f"/{scenario_id}/v1/chat/completions"
         sock.sendall(post_bytes(path, extra="Connection: close\r\n"))
         received = 0
         try:
@@ -127,7 +132,7 @@ def test_every_bundled_attempt_is_written_as_scripted(
     differing = []
     for scenario in scenarios:
         for number, attempt in enumerate(scenario.attempts, 1):
-            writes = scripted_writes(attempt)
+            writes = scripted_writes(attempt, scenario.dialect)
             expected = sent(coalesced(writes) if coalesce else [data for _, data in writes])
             if sent(recorded[ports[scenario.id, number]]) != expected:
                 differing.append(f"{scenario.id} attempt {number}")

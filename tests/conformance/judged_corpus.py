@@ -1,0 +1,19 @@
+"""The bundled fixtures the suite judges today: those of the dialects its oracle reads.
+
+The corpus also holds cases of dialects the oracle cannot read yet (fixtures/anthropic):
+conformance run and the pytest plugin give them to an adapter that declares their dialect
+(the others get them n/a), conformance validate leaves their expect unchecked, and the tests
+that judge the whole corpus leave them out until the oracle reads them.
+"""
+
+from __future__ import annotations
+
+from conformance.options import bundled_fixtures
+from fakeprovider.dialects import DEFAULT_DIALECT
+from fakeprovider.fixtures import load_fixtures
+from fakeprovider.scenario import Scenario
+
+
+def judged_fixtures() -> list[Scenario]:
+    """The bundled scenarios of the dialects the suite judges, in load order."""
+    return [s for s in load_fixtures([bundled_fixtures()]) if s.dialect == DEFAULT_DIALECT]
