@@ -108,7 +108,8 @@ class ConformanceError(Exception):
       + GatewayUnreachableError                gateway.runner: no answer before the run
       + InputError                             cli.options: exit 2, also a ClickException
       + SetupError                             cli.options: exit 3, also a ClickException
-      + _MalformedError                        oracle.reading: JSON whose shape is no chunk
+      + _MalformedError                        oracle.readers.chat: JSON whose shape is no chunk
+      + _MalformedEventError                   oracle.readers.anthropic: JSON that is no such event
       + _ProtocolError                         adapters.base: an item that is not an event
       + _AdapterExitedError                    adapters.subprocess: stdout closed, stdin gone
       + _LineTooLongError                      adapters.subprocess: a line past MAX_LINE_BYTES

@@ -88,6 +88,12 @@ FAMILY_TITLES = {
     "H": "HTTP and transport",
     "R": "Retry",
     "Q": "Provider quirks",
+    # A rule of one wire alone (DIALECTS.md "Invariant ids"): Anthropic Messages.
+    "AN-G": "Anthropic Messages: stream grammar",
+    "AN-C": "Anthropic Messages: continuity tokens",
+    "AN-T": "Anthropic Messages: tool identity",
+    "AN-S": "Anthropic Messages: event names",
+    "AN-H": "Anthropic Messages: errors",
 }
 
 
@@ -148,6 +154,7 @@ class CatalogueEntry(TypedDict):
     needs: list[str]
     rationale: NotRequired[str]  # invariants: why it matters, what a breach costs the user
     levels: NotRequired[dict[str, str]]  # invariants: the level under each contract
+    dialects: NotRequired[list[str]]  # invariants: the wires whose cases they judge
     quirk_family: NotRequired[str]  # wire-hazard rules: the anchors §3 quirk family
     quirks: NotRequired[list[str]]  # ... and the quirks the rule covers
 

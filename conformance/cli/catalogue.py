@@ -26,13 +26,20 @@ def list_invariants(markdown: bool) -> None:
         click.echo(render_invariant_reference(), nl=False)
         return
     table = Table(
-        "id", *CONTRACTS, "needs", "statement (why it matters)", "source", show_lines=True
+        "id",
+        *CONTRACTS,
+        "dialects",
+        "needs",
+        "statement (why it matters)",
+        "source",
+        show_lines=True,
     )
     for invariant_id in sorted(CATALOGUE, key=reading_order):
         invariant = CATALOGUE[invariant_id]
         table.add_row(
             invariant.id,
             *(invariant.level_in(contract) for contract in CONTRACTS),
+            ", ".join(invariant.dialects),
             ", ".join(invariant.needs),
             Text(invariant.statement).append(f"\n{invariant.rationale}", style="dim"),
             Text(invariant.source),

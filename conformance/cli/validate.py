@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from fakeprovider.dialects import DEFAULT_DIALECT
 from fakeprovider.fixtures import Fixture, FixtureProblem, validate_fixtures
 
 from ..options import DEFAULT_POLICY, RetryPolicyError, case_policy
@@ -27,11 +26,8 @@ def validate(paths: tuple[Path, ...]) -> None:
     none, 2 otherwise; warnings (a plain scalar cut short by ' #') do not count.
     """
     fixtures, problems = validate_fixtures(paths)
-    # The oracle reads chat-completions alone so far: another dialect's expect is unchecked.
-    unread = [fixture for fixture in fixtures if fixture.scenario.dialect != DEFAULT_DIALECT]
     for fixture in fixtures:
-        if fixture not in unread:
-            problems += _expectation_problems(fixture)
+        problems += _expectation_problems(fixture)
     warnings = [warning for fixture in fixtures for warning in fixture.warnings]
     for problem in sorted([*problems, *warnings], key=lambda p: (str(p.path), p.line or 0)):
         click.echo(str(problem), err=True)
@@ -39,12 +35,6 @@ def validate(paths: tuple[Path, ...]) -> None:
         files = len({problem.path for problem in problems})
         click.echo(f"{len(problems)} problem(s) in {files} fixture(s)", err=True)
         sys.exit(ExitCode.USAGE_ERROR)
-    if unread:
-        click.echo(
-            f"{len(fixtures)} fixture(s) valid; expect unchecked in {len(unread)}, of a "
-            "dialect the oracle cannot read yet"
-        )
-        return
     click.echo(f"{len(fixtures)} fixture(s) valid, expect agrees with the oracle")
 
 

@@ -1,7 +1,7 @@
 """The invariant catalogue (INVARIANTS.md): one module per family, registered on import."""
 
 from ..verdicts import FAMILY_TITLES, VERDICTS, Level, Verdict
-from . import content, empty, framing, grammar, identity, quirks, retry, transport
+from . import anthropic, content, empty, framing, grammar, identity, quirks, retry, transport
 from .registry import CATALOGUE, Invariant, Judgement, breached, held, invariant, weaker
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Judgement",
     "Level",
     "Verdict",
+    "anthropic",
     "breached",
     "content",
     "empty",

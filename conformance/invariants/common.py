@@ -110,3 +110,24 @@ def expected_failure(
             return None  # the caller is told exactly what failed (v1.2, thrown with the code)
         return weaker(f"{seen.describe()} instead of yielding finish error {code}", "finish")
     return breached(f"{seen.describe()}, expected finish error {code}", "finish", cost)
+
+
+def harness_duty(relaxed: str) -> Compare:
+    """The comparison of an attempt the harness refuses and interop may read as the wire
+    sent it (a body ended before its terminal event, a repeated start read past):
+    ``relaxed`` says how it was read then. A failure as the oracle states it; under interop,
+    the relaxed reading recorded, provided what was read is what the wire sent. Judged
+    against the harness reading (``duty``), which it relaxes itself."""
+
+    def compare(
+        seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+    ) -> Judgement | None:
+        finished = evidence.compared_with(seen, wanted)
+        if finished is not wanted:
+            problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
+            if problem:
+                return breached(f"{relaxed}, but {problem.detail}", problem.aspect, problem.cost)
+            return Judgement(False, f"{relaxed}: {seen.describe()}", recorded=True)
+        return expected_failure(seen, wanted, evidence)
+
+    return compare

@@ -44,6 +44,8 @@ def predicted_invariants(scenario: Scenario, options: RunOptions) -> list[str]:
 
 
 def _exercised(invariant: Invariant, evidence: Evidence) -> bool:
+    if not invariant.covers(evidence.scenario):
+        return False
     try:
         return invariant.check(evidence) is not None
     except Exception:

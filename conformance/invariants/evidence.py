@@ -390,15 +390,21 @@ def outcome_differences(
     yield from blocks_differences(observed.blocks, expected.blocks, capabilities)
 
 
+# Wires the spec lets an adapter read or refuse as MALFORMED_RESPONSE: a comment re-wrapped
+# as data (S6), a repeated start of the same Anthropic block (AN-G2, DIALECTS.md).
+REFUSABLE = ("comment-as-data", "an-start-repeated")
+
+
 def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
     """The attempt was read another way the spec allows: a ``data:`` payload that is a
-    re-wrapped comment (``data: : …``) refused as MALFORMED_RESPONSE rather than skipped; an
+    re-wrapped comment (``data: : …``), or a repeated start of an Anthropic block, refused
+    as MALFORMED_RESPONSE rather than skipped; an
     in-band error object surfaced as a failure under a code of the adapter's choosing (S7 asks
     for a failure, not for a code); a reset a client cannot tell from a close; a 2xx error
     response read as a body that is no event stream."""
     if not observed.failed:
         return False
-    if "comment-as-data" in expected.features:
+    if any(feature in expected.features for feature in REFUSABLE):
         return observed.code in (MALFORMED_RESPONSE, None)
     if "reset-as-close" in expected.features:
         return observed.code == STREAM_CLOSED

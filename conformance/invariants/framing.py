@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..events import ReasoningBlock, TextBlock
 from ..oracle import ExpectedAttempt
-from .common import expected_failure, has_feature, judge_attempts, same_outcome
-from .evidence import Evidence, ObservedAttempt, outcome_difference, texts, tool_calls
-from .registry import Judgement, breached, held, invariant, weaker
+from .common import expected_failure, harness_duty, has_feature, judge_attempts, same_outcome
+from .evidence import Evidence, ObservedAttempt, texts, tool_calls
+from .registry import CHAT_ONLY, Judgement, held, invariant, weaker
 
 WHATWG = (
     "WHATWG HTML, event stream interpretation: "
@@ -84,15 +84,17 @@ def check_field_parsing(evidence: Evidence) -> Judgement | None:
         "[DONE] ends the reply: reading on waits for a connection some servers keep open (a hang "
         "until the timeout) and appends whatever follows to a finished message."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_nothing_after_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("after-done"), _nothing_read_past_done)
+    return judge_attempts(evidence, has_feature("after-done"), nothing_read_past_end)
 
 
-def _nothing_read_past_done(
+def nothing_read_past_end(
     seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
 ) -> Judgement | None:
-    """A difference is S4's when the caller still has all that came before [DONE]: reading on
+    """A difference is S4's (AN-G5's) when the caller still has all that came before [DONE]
+    (message_stop): reading on
     adds to a reply, it takes nothing away. A reply that lost some of it (a reader that never
     splits a CR line dispatches nothing at all) is the loss's owner's to report."""
     found = same_outcome(seen, wanted, evidence)
@@ -124,29 +126,12 @@ def _kept_before_done(seen: ObservedAttempt, wanted: ExpectedAttempt, reasoning:
         "as a success stores a truncated answer or runs a tool with half its arguments, with no "
         "error and no retry."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_eof_before_done(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("no-done"), _closed_before_done, duty=True)
-
-
-def _closed_before_done(
-    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
-) -> Judgement | None:
-    finished = evidence.compared_with(seen, wanted)
-    if finished is not wanted:
-        # Interop: the finish had arrived, and reading the stream as complete loses nothing
-        # (recorded), provided what was read is what the wire sent.
-        problem = outcome_difference(seen, finished, evidence.capabilities, evidence.contested)
-        if problem:
-            return breached(
-                f"read as finished without [DONE], but {problem.detail}",
-                problem.aspect,
-                problem.cost,
-            )
-        return Judgement(
-            False, f"read as finished without [DONE]: {seen.describe()}", recorded=True
-        )
-    return expected_failure(seen, wanted, evidence)
+    return judge_attempts(
+        evidence, has_feature("no-done"), harness_duty("read as finished without [DONE]"), duty=True
+    )
 
 
 @invariant(
@@ -178,6 +163,7 @@ def check_non_json_payload(evidence: Evidence) -> Judgement | None:
         "it turns the failure into an empty or partial success, so nothing is retried and the "
         "user gets a cut-off answer."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_error_object_surfaced(evidence: Evidence) -> Judgement | None:
     def compare(seen: ObservedAttempt, _: ExpectedAttempt, __: Evidence) -> Judgement:

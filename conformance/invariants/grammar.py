@@ -23,7 +23,13 @@ from .evidence import Evidence, ObservedAttempt
 from .registry import EVERY_CASE, Judgement, breached, held, invariant
 
 GRAMMAR = "the harness's event grammar; docs/adapter-protocol.md#the-grammar-of-an-attempt"
-_DELTA_TYPES = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
+# The block types each delta builds: a server-tool block (protocol 1.1) streams its input as
+# a tool call's arguments.
+_DELTA_TYPES = {
+    TextDelta: ("text",),
+    ReasoningDelta: ("reasoning",),
+    ToolCallDelta: ("tool-call", "server-tool"),
+}
 _AFTER_FINISH = ("retry", "end")
 
 
@@ -137,10 +143,9 @@ def _delta_after_start(attempt: ObservedAttempt) -> str | None:
         elif isinstance(event, BlockEnd):
             closed.add(event.index)
         elif isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta):
-            kind = _DELTA_TYPES[type(event)]
             if event.index not in opened or event.index in closed:
                 return f"{event.type} for index {event.index}, which is not open"
-            if opened[event.index] != kind:
+            if opened[event.index] not in _DELTA_TYPES[type(event)]:
                 return f"{event.type} for index {event.index}, a {opened[event.index]} block"
     return None
 

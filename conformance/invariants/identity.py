@@ -13,7 +13,7 @@ from .evidence import (
     tool_calls,
     tool_calls_differences,
 )
-from .registry import Judgement, breached, held, invariant, weaker
+from .registry import CHAT_ONLY, Judgement, breached, held, invariant, weaker
 
 NOTE = (
     "harness note: streamed tool-call identity survives empty continuation deltas; "
@@ -93,6 +93,7 @@ def check_parallel_calls_separate(evidence: Evidence) -> Judgement | None:
         "call the model made, and inventing an id breaks pairing the result with the provider's "
         "call."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _successful("tool-late-id", "tool-late-name"), _same_calls)
@@ -177,6 +178,7 @@ def check_no_empty_identity_closed(evidence: Evidence) -> Judgement | None:
         "conflicting or fragmented identity would actually run, before a user finds out in "
         "production."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_ambiguous_identity(evidence: Evidence) -> Judgement | None:
     features = ("tool-id-conflict", "tool-name-conflict", "tool-no-index", "tool-index-shared")

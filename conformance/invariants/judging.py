@@ -124,7 +124,8 @@ def _checked(evidence: Evidence) -> dict[str, tuple[Invariant, Judgement]]:
     return {
         id: (CATALOGUE[id], judgement)
         for id in documented_order(CATALOGUE)
-        if (judgement := CATALOGUE[id].check(evidence)) is not None
+        if CATALOGUE[id].covers(evidence.scenario)
+        and (judgement := CATALOGUE[id].check(evidence)) is not None
     }
 
 

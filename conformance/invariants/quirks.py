@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..quirks import contested_aspects, graded_quirks, recorded_only
 from .common import judge_attempts, same_outcome
 from .evidence import Evidence, tool_calls
-from .registry import Judgement, Scope, held, invariant
+from .registry import CHAT_ONLY, Judgement, Scope, held, invariant
 
 SOURCE = "README.md#provider-quirks-and-profiles; docs/invariants.md#provider-quirks"
 AMBIGUOUS = Scope(
@@ -63,6 +63,7 @@ def check_quirk_outcome(evidence: Evidence) -> Judgement | None:
         "the adapter made of it (one call or two, which arguments), so a user can see how their "
         "client resolves each provider's ambiguity."
     ),
+    dialects=CHAT_ONLY,
 )
 def check_ambiguous_quirk(evidence: Evidence) -> Judgement | None:
     if not AMBIGUOUS.applies(evidence.scenario):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.scenario import Scenario
 
 from ..quirks import ASPECTS, Aspect
@@ -25,6 +26,7 @@ from ..verdicts import (
     Level,
     RuleInfo,
     Verdict,
+    family_of,
     verdict_for,
 )
 from .evidence import Evidence
@@ -79,6 +81,9 @@ class Scope:
     applies: Callable[[Scenario], bool]
 
 
+# A rule of the chat-completions wire's own grammar ([DONE], its chunk shapes).
+CHAT_ONLY: tuple[DialectId, ...] = ("chat-completions",)
+
 # The event grammar and one request per attempt hold for any stream the adapter reads.
 EVERY_CASE = Scope("every case", lambda scenario: True)
 
@@ -100,6 +105,12 @@ class Invariant(RuleInfo):
     # None: judged where the wire shows what it is about; its fixtures are those tagged
     # with its id.
     scope: Scope | None = None
+    # The wires whose cases it judges: a statement that means the same on each covers them
+    # all; a rule of one wire's own grammar ([DONE], message_stop) covers that one.
+    dialects: tuple[DialectId, ...] = DIALECT_IDS
+
+    def covers(self, scenario: Scenario) -> bool:
+        return scenario.dialect in self.dialects
 
     def level_in(self, contract: Contract) -> Level:
         return (self.interop or self.level) if contract == "interop" else self.level
@@ -108,6 +119,7 @@ class Invariant(RuleInfo):
         entry = super().describe()
         entry["rationale"] = self.rationale
         entry["levels"] = {contract: self.level_in(contract) for contract in CONTRACTS}
+        entry["dialects"] = list(self.dialects)
         return entry
 
     def contest(self, judgement: Judgement, evidence: Evidence) -> str | None:
@@ -163,13 +175,14 @@ def invariant(
     reads: tuple[Aspect, ...] = ASPECTS,
     interop: Level | None = None,
     scope: Scope | None = None,
+    dialects: tuple[DialectId, ...] = DIALECT_IDS,
 ) -> Callable[[Check], Check]:
     """Register the decorated function as the checker of invariant ``id``."""
 
     def register(check: Check) -> Check:
         if id in CATALOGUE:
             raise ValueError(f"invariant {id} is registered twice")
-        family = id.rstrip("0123456789")
+        family = family_of(id)
         CATALOGUE[id] = Invariant(
             id=id,
             family=family,
@@ -183,6 +196,7 @@ def invariant(
             reads=reads,
             interop=interop,
             scope=scope,
+            dialects=dialects,
         )
         return check
 

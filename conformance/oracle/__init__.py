@@ -11,7 +11,7 @@ from .agreement import Disagreement, expect_disagreements, outcome_expect
 from .expect import expected_attempt, expected_outcome
 from .http_errors import classify_status, error_detail, retry_after_ms
 from .outcome import SUCCESS_REASONS, ExpectedAttempt, ExpectedOutcome
-from .reading import map_usage, sse_payloads
+from .readers import map_usage, sse_events, sse_payloads
 from .retrying import (
     AnyRetryPolicy,
     RetryDecision,
@@ -39,6 +39,7 @@ __all__ = [
     "outcome_expect",
     "retry_after_ms",
     "retry_decision",
+    "sse_events",
     "sse_payloads",
     "wait_bounds",
 ]

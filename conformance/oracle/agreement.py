@@ -51,11 +51,16 @@ def outcome_expect(outcome: ExpectedOutcome) -> Expect:
     final = outcome.final
     blocks = final.blocks if final.success else ()
     calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
+    reasoning = [b for b in blocks if isinstance(b, ReasoningBlock)]
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
     return Expect(
         finish=cast(ExpectedFinish, final.reason),
         code=final.code,
-        text=next((b.text for b in blocks if isinstance(b, TextBlock)), None),
-        reasoning=next((b.text for b in blocks if isinstance(b, ReasoningBlock)), None),
+        # Each kind's blocks joined: chat has one of each, Anthropic may open several.
+        text="".join(texts) if texts else None,
+        reasoning="".join(b.text for b in reasoning) if reasoning else None,
+        signature=next((b.signature for b in reasoning if b.signature is not None), None),
+        redacted=next((b.redacted for b in reasoning if b.redacted is not None), None),
         tool_calls=tuple(
             ExpectedToolCall(id=call.id, name=call.name, arguments=call.arguments) for call in calls
         )
@@ -90,7 +95,7 @@ def _compare(mine: Expect, oracle: Expect, exhaustive: bool) -> list[Disagreemen
     ]
     if mine.finish != oracle.finish:
         return found
-    for key in ("text", "reasoning"):
+    for key in ("text", "reasoning", "signature", "redacted"):
         listed, read = getattr(mine, key), getattr(oracle, key)
         if listed != read and (listed is not None or exhaustive):
             found.append(Disagreement(("expect", key), listed, read))

@@ -22,13 +22,16 @@ _QUOTA_WORDING = re.compile(
     r"|(quota|usage limit)[ _-](exceeded|exhausted|reached)"
     r"|exceed(ed|s)? (your |the )?(current )?quota"
     r"|(balance|credits?) (exhausted|depleted)"
-    r"|out of (credits?|budget)",
+    r"|out of (credits?|budget)"
+    r"|spend[ _-]limit"  # Anthropic's enforced_spend_limit_reached: not to be retried
+    r"|billing[ _-]error",  # Anthropic's 402 type
     re.IGNORECASE,
 )
 _CONTEXT_WORDING = re.compile(
     r"context[ _-]length[ _-]exceeded|maximum context length"
     r"|exceed(ed|s)? (the )?(model('s)? )?context window"
-    r"|too large for (the )?(model('s)? )?context",
+    r"|too large for (the )?(model('s)? )?context"
+    r"|prompt is too long",  # Anthropic's
     re.IGNORECASE,
 )
 
@@ -66,8 +69,12 @@ def error_detail(body: bytes) -> str:
 
 
 def error_object_detail(error: dict[str, Any]) -> str:
-    """An error object's code, type and message joined; only strings and integers count."""
-    parts = (error.get(key) for key in ("code", "type", "message"))
+    """An error object's code, type and message joined, then its details' code (where
+    Anthropic names a spend limit); only strings and integers count."""
+    details = error.get("details")
+    parts = [error.get(key) for key in ("code", "type", "message")]
+    if isinstance(details, dict):
+        parts.append(details.get("error_code"))
     return " ".join(str(part) for part in parts if _is_wording(part))
 
 

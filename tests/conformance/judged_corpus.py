@@ -1,9 +1,9 @@
 """The bundled fixtures the suite judges today: those of the dialects its oracle reads.
 
-The corpus also holds cases of dialects the oracle cannot read yet (fixtures/anthropic):
-conformance run and the pytest plugin give them to an adapter that declares their dialect
-(the others get them n/a), conformance validate leaves their expect unchecked, and the tests
-that judge the whole corpus leave them out until the oracle reads them.
+The corpus also holds cases of another dialect (fixtures/anthropic): conformance run and the
+pytest plugin give them to an adapter that declares their dialect (the others get them n/a),
+and the tests that judge the reference adapter over the whole corpus leave them out until it
+speaks that dialect.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``fakeprovider show/validate/schema`` know Anthropic fixtures; ``conformance validate``
-leaves their expect unread."""
+checks their expect against the Anthropic reading."""
 
 from __future__ import annotations
 
@@ -63,8 +63,16 @@ def test_schema_knows_the_dialect_and_event_steps() -> None:
     }
 
 
-def test_conformance_validate_does_not_read_an_anthropic_expect_as_chat() -> None:
+def test_conformance_validate_checks_an_anthropic_expect_against_its_oracle(
+    tmp_path: Path,
+) -> None:
     result = CliRunner().invoke(conformance_main, ["validate", str(ANTHROPIC)])
     assert result.exit_code == 0, result.output
-    unread = len(load_fixtures([ANTHROPIC]))
-    assert f"expect unchecked in {unread}, of a dialect the oracle cannot read yet" in result.output
+    assert f"{len(load_fixtures([ANTHROPIC]))} fixture(s) valid, expect agrees" in result.output
+    # An expect the Anthropic reading contradicts is a problem, named by field.
+    wrong = tmp_path / "an-basic-text.yaml"
+    text = (ANTHROPIC / "content" / "an-basic-text.yaml").read_text(encoding="utf-8")
+    wrong.write_text(text.replace("text: Hello", "text: Hel"), encoding="utf-8")
+    result = CliRunner().invoke(conformance_main, ["validate", str(wrong)])
+    assert result.exit_code == 2
+    assert 'expect.text: "Hel", but the oracle reads "Hello"' in result.output

@@ -1,79 +1,36 @@
-"""Reading a whole SSE body the way INVARIANTS.md does: payloads, chunks, tool calls, usage."""
+"""Reading a whole chat-completions body the way INVARIANTS.md does: chunks, tool calls, usage."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from fakeprovider.scenario import (
     TERMINAL_STEPS,
     ChunkStep,
-    CommentStep,
     DoneStep,
-    FieldStep,
-    LiteralStep,
     PauseStep,
-    ResetStep,
     StreamResponse,
 )
 
-from ..codes import (
-    EMPTY_RESPONSE,
-    MALFORMED_RESPONSE,
-    MALFORMED_TOOL_CALL,
-    MAX_TOKENS,
-    SERVER,
-    ConformanceError,
-)
-from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
-from ..verdicts import AltReading
-from .http_errors import classify_status, error_object_detail
-from .outcome import ExpectedAttempt
+from ...codes import MALFORMED_RESPONSE, SERVER, ConformanceError
+from ...events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
+from ...verdicts import AltReading
+from ..http_errors import classify_status, error_object_detail
+from ..outcome import ExpectedAttempt
+from .canonical import Ending, ended_attempt, failed_attempt
+from .framing import framing_features
+from .sse import SseEvent, payload_json
 
 _FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
 
-def sse_payloads(body: bytes, *, flush: bool = False) -> list[str]:
-    """Data payloads of the complete events in a whole body (WHATWG event stream).
-
-    An event still unterminated at the end of the body is not dispatched; with ``flush`` it
-    is, as parsers that flush at the end of the body do.
-    """
-    text = body.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    lines = re.split(r"\r\n|\r|\n", text)
-    tail = lines.pop()  # the text after the last line break is an unterminated line
-    if flush:
-        lines += [tail, ""]
-    payloads: list[str] = []
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                payloads.append("\n".join(data))
-            data = []
-            continue
-        name, _, value = line.partition(":")
-        if name == "data":
-            data.append(value.removeprefix(" "))
-    return payloads
-
-
-def _framing_features(response: StreamResponse) -> set[str]:
-    framing = response.framing
-    features = set()
-    if framing.line_ending != "lf":
-        features.add(f"framing-{framing.line_ending}")
-    if framing.split.mode != "event":
-        features.add(f"split-{framing.split.mode}")
-    if framing.bom:
-        features.add("framing-bom")
-    if not framing.data_space:
-        features.add("framing-data-no-space")
-    if framing.multiline_data:
-        features.add("framing-multiline-data")
+def chat_features(response: StreamResponse) -> set[str]:
+    """The wire features of a chat stream: its framing, and the chunks and [DONE]s it holds
+    (``after-done`` only while the reading has not reached its [DONE], see
+    :meth:`_Reading.read`)."""
+    features = framing_features(response)
     done_seen = False
     for step in response.steps:
         if done_seen and not isinstance(step, (PauseStep, *TERMINAL_STEPS)):
@@ -82,29 +39,16 @@ def _framing_features(response: StreamResponse) -> set[str]:
             done_seen = True
             if not step.event_end:
                 features.add("done-unterminated")
-        elif isinstance(step, CommentStep):
-            features.add("framing-comment")
-        elif isinstance(step, FieldStep):
-            features.add("framing-field")
-        elif isinstance(step, LiteralStep):
-            features.add("framing-literal")
         elif isinstance(step, ChunkStep) and not isinstance(step.chunk.get("choices"), list):
             features.add("no-choices")
-    if _reset_looks_like_close(response):
-        features.add("reset-as-close")
     return features
 
 
-def _reset_looks_like_close(response: StreamResponse) -> bool:
-    """A reset right behind the last bytes of a close-delimited body: a client's stack may
-    hand over the bytes and report the end of the connection as a clean close (libuv does),
-    so nothing on the wire lets it tell TRANSPORT from STREAM_CLOSED."""
-    steps = response.steps
-    return (
-        response.framing.transfer == "close"
-        and bool(steps)
-        and isinstance(steps[-1], ResetStep)
-        and not (len(steps) > 1 and isinstance(steps[-2], PauseStep))
+def chat_reading(response: StreamResponse, alt: AltReading | None) -> _Reading:
+    """A fresh reading of a chat stream, under the spec's reading or ``alt``."""
+    features = chat_features(response)
+    return _Reading(
+        features=features - {"after-done"}, alt=alt, after_done="after-done" in features
     )
 
 
@@ -132,6 +76,9 @@ class _Reading:
 
     features: set[str]
     alt: AltReading | None = None
+    # The body sends something after its [DONE]: a feature of the wire only once the
+    # reading reaches that [DONE] (what follows one it never reaches is not S4's to judge).
+    after_done: bool = False
     blocks: list[Block | _ToolCall] = field(default_factory=list)
     text_block: int | None = None
     reasoning_block: int | None = None
@@ -143,9 +90,29 @@ class _Reading:
     done: bool = False
     failure: str | None = None
 
+    # How the body ended when it ended before [DONE] closed it (S5).
+    closed_feature = "no-done"
+
     def fail(self, code: str, feature: str) -> None:
         self.failure = code
         self.features.add(feature)
+
+    def read(self, event: SseEvent) -> None:
+        """One event, by its data alone: chat-completions names no event."""
+        if self.is_terminal(event):
+            self.done = True
+            if self.after_done:
+                self.features.add("after-done")
+            return
+        self.read_payload(event.data)
+
+    @staticmethod
+    def is_terminal(event: SseEvent) -> bool:
+        return event.data == "[DONE]"
+
+    @property
+    def finish_arrived(self) -> bool:
+        return self.finish_reason is not None
 
     def read_payload(self, payload: str) -> None:
         if payload == "" and self.alt == "empty-data-skipped":
@@ -155,7 +122,7 @@ class _Reading:
             self.features.add("comment-as-data")
             return
         try:
-            chunk = json.loads(payload, parse_constant=_not_json)
+            chunk = payload_json(payload)
         except ValueError:
             self.fail(MALFORMED_RESPONSE, "non-json")
             return
@@ -308,72 +275,19 @@ class _Reading:
     def result(self, number: int) -> ExpectedAttempt:
         blocks = tuple(self._assembled(block) for block in self.blocks)
         if self.failure is not None:
-            return ExpectedAttempt(
-                number,
-                "error",
-                self.failure,
-                blocks,
-                billed_usage=self.usage,
-                features=frozenset(self.features),
-            )
-        unidentified = [c for c in self._tool_calls() if not c.id or not c.name]
+            return failed_attempt(number, self.failure, blocks, self.usage, self.features)
         reason = "content_filter" if self.refused else self.finish_reason
         mapped = _FINISH_REASONS.get(reason, "error") if reason is not None else "stop"
         code = reason.upper() if mapped == "error" and reason is not None else None
-        if unidentified:
-            self.features.add("tool-unidentified")
-            refused = self._ended(number, "error", MALFORMED_TOOL_CALL)
-            # T5's refusal is the harness's duty: the calls handed back as the wire sent
-            # them, an id it never sent made up (unique), lose nothing.
-            as_sent = self._ended(number, mapped, code)
-            return dataclasses.replace(refused, interop_readings=(as_sent,))
-        self._content_features(mapped)
-        if mapped == "stop" and not blocks:
-            refused = self._ended(number, "error", EMPTY_RESPONSE)
-            # E1's refusal is the harness's duty: the empty stop as sent loses nothing.
-            return dataclasses.replace(refused, interop_readings=(self._ended(number, "stop"),))
-        if code:
-            self.features.add("finish-unknown")
-        ended = self._ended(number, mapped, code)
-        return dataclasses.replace(ended, interop_readings=self._lossless_endings(number, mapped))
-
-    def _lossless_endings(self, number: int, mapped: str) -> tuple[ExpectedAttempt, ...]:
-        """How a successful attempt may also end under interop, losing nothing (E4, v1.2)."""
-        if mapped == "tool-calls" and not self._tool_calls():
-            # No call streamed: a library that exposes no finish reason reports stop, and
-            # its caller does what it does for tool-calls with no call.
-            return (self._ended(number, "stop"),)
-        if mapped == "max-tokens" and not self.blocks:
-            # Cut before any output: a library's typed refusal says exactly that.
-            return (self._ended(number, "error", MAX_TOKENS),)
-        return ()
-
-    def _ended(self, number: int, reason: str, code: str | None = None) -> ExpectedAttempt:
-        """The attempt as read, ending so; a refusal (T5, E1) still reports the wire's usage
-        before its failure."""
-        return ExpectedAttempt(
-            number,
-            reason,
+        ending = Ending(
+            blocks,
+            mapped,
             code,
-            tuple(self._assembled(block) for block in self.blocks),
             self.usage,
-            billed_usage=self.usage,
-            features=frozenset(self.features),
+            finish_absent=self.finish_reason is None,
+            code_feature="finish-unknown",
         )
-
-    def _content_features(self, reason: str) -> None:
-        kinds = {type(block).__name__ for block in self.blocks}
-        texts = [b.text for b in self.blocks if isinstance(b, TextBlock)]
-        if not self.blocks:
-            self.features.add(f"empty-{reason}")
-        elif kinds == {"ReasoningBlock"}:
-            self.features.add("reasoning-only")
-        if texts and not texts[0].strip():
-            self.features.add("whitespace-only")
-        if reason == "stop" and "_ToolCall" in kinds:
-            self.features.add("stop-with-tool-call")
-        if self.finish_reason is None:
-            self.features.add("finish-absent")
+        return ended_attempt(number, ending, self.features)
 
     @staticmethod
     def _assembled(block: Block | _ToolCall) -> Block:
@@ -456,7 +370,3 @@ def _error_object_code(error: Any) -> str:
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
             return classify_status(value, error_object_detail(error))
     return SERVER
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
