@@ -83,8 +83,10 @@ class SSEDecoder {
     this.partial = ""; // an unterminated line carried over to the next read
     this.afterCR = false; // the last read ended with CR: an LF opening the next one is its pair
     this.data = []; // data lines of the event being built
+    this.event = ""; // its `event:` name (Anthropic names every event; chat none)
   }
 
+  // The { event, data } of each event the bytes complete.
   feed(bytes) {
     let text = this.decoder.decode(bytes, { stream: true });
     if (!text) return [];
@@ -104,8 +106,11 @@ class SSEDecoder {
 
   line(line) {
     if (line === "") { // blank line: dispatch, unless the event had no data line at all
-      const payload = this.data.length ? this.data.join("\n") : null;
+      const payload = this.data.length
+        ? { event: this.event || "message", data: this.data.join("\n") }
+        : null;
       this.data = [];
+      this.event = "";
       return payload;
     }
     if (line.startsWith(":")) return null; // comment (keep-alive)
@@ -113,7 +118,8 @@ class SSEDecoder {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") this.data.push(value); // event:, id:, retry:, unknown: change nothing
+    if (field === "data") this.data.push(value);
+    else if (field === "event") this.event = value; // id:, retry:, unknown: change nothing
     return null;
   }
 }
@@ -232,7 +238,7 @@ class Translator extends AttemptTranslator {
     this.reason = null; // last string finish_reason
   }
 
-  feed(payload) {
+  feed(payload) { // chat-completions events are unnamed: the name changes nothing
     if (this.finish) return [];
     if (payload === DONE) return this.done();
     if (payload.startsWith(":")) return []; // a keep-alive comment a gateway re-wrapped as data
@@ -336,12 +342,12 @@ const MESSAGES_BLOCKS = {
   tool_use: "tool-call",
   server_tool_use: "server-tool",
 };
-// delta.type -> [the block type it belongs to, the field holding its fragment]
+// delta.type -> [the block types it belongs to, the field holding its fragment]
 const MESSAGES_DELTAS = {
-  text_delta: ["text", "text"],
-  thinking_delta: ["reasoning", "thinking"],
-  signature_delta: ["reasoning", "signature"],
-  input_json_delta: ["tool-call", "partial_json"],
+  text_delta: [["text"], "text"],
+  thinking_delta: [["reasoning"], "thinking"],
+  signature_delta: [["reasoning"], "signature"],
+  input_json_delta: [["tool-call", "server-tool"], "partial_json"],
 };
 const STOP_REASONS = { // stop_reason -> finish reason; refusal and pause_turn are failures
   end_turn: "stop",
@@ -377,8 +383,8 @@ class MessagesTranslator extends AttemptTranslator {
     this.reason = null;
   }
 
-  feed(payload) {
-    if (this.finish) return [];
+  feed(payload, event) {
+    if (this.finish || event === "ping") return []; // a ping may come anywhere, whatever its data
     let document;
     try {
       document = JSON.parse(payload);
@@ -437,9 +443,8 @@ class MessagesTranslator extends AttemptTranslator {
       const signature = typeof wire.signature === "string" ? wire.signature : "";
       block.signature = signature || null; // "" until its signature_delta
     }
-    const input = isObject(wire.input) ? wire.input : {};
-    if ((kind === "tool-call" || kind === "server-tool") && Object.keys(input).length) {
-      block.parts.push(JSON.stringify(input)); // complete at its start
+    if (kind === "tool-call" || kind === "server-tool") {
+      block.input = wire.input ?? null; // the arguments, unless input_json_deltas follow
     }
     this.blocks.push(block);
     return [{ type: "block-start", index: this.blocks.length - 1, block_type: kind }];
@@ -456,21 +461,17 @@ class MessagesTranslator extends AttemptTranslator {
     if (index === null || known === null) return []; // a skipped block's, or an unknown delta
     const [belongs, field] = known;
     const block = this.blocks[index];
-    if (block.type !== belongs) throw new Malformed(`a ${delta.type} inside a ${block.type} block`);
+    if (!belongs.includes(block.type)) {
+      throw new Malformed(`a ${delta.type} inside a ${block.type} block`);
+    }
     const fragment = typeof delta[field] === "string" ? delta[field] : "";
     if (field === "signature") {
       block.signature = (block.signature ?? "") + fragment;
       return [];
     }
     block.parts.push(fragment); // "" appends nothing: it never resets the input
-    if (belongs === "tool-call") {
-      const event = { type: "tool-call-delta", index };
-      if (block.id) event.id = block.id;
-      if (block.name) event.name = block.name;
-      event.arguments_delta = fragment;
-      return [event];
-    }
-    return [{ type: `${belongs}-delta`, index, text: fragment }];
+    if (field === "partial_json") return [callDelta(index, block, fragment)];
+    return [{ type: `${block.type}-delta`, index, text: fragment }];
   }
 
   count(usage) {
@@ -508,11 +509,28 @@ class MessagesTranslator extends AttemptTranslator {
     if (mapped === "stop" && !this.blocks.length) {
       return this.fail("EMPTY_RESPONSE", "model returned a completed response with no content");
     }
+    // A call whose input came whole in its start (no input_json_delta) has it as its
+    // arguments, sent as its one fragment so that its deltas still join to them.
+    const inputs = [];
+    for (const [index, block] of this.blocks.entries()) {
+      if (block.input == null || block.parts.join("") !== "") continue;
+      block.parts.push(JSON.stringify(block.input));
+      inputs.push(callDelta(index, block, block.parts.at(-1)));
+    }
     // A block never stopped (max_tokens) is closed as it stands: the finish tells.
     const ends = this.blocks.map((b, index) => ({ type: "block-end", index, block: assemble(b) }));
     this.finish = { type: "finish", reason: mapped };
-    return [...ends, ...(this.usage ? [this.usage] : []), this.finish];
+    return [...inputs, ...ends, ...(this.usage ? [this.usage] : []), this.finish];
   }
+}
+
+// A tool-call-delta: the call's identity as known so far, and an arguments fragment.
+function callDelta(index, block, fragment) {
+  const event = { type: "tool-call-delta", index };
+  if (block.id) event.id = block.id;
+  if (block.name) event.name = block.name;
+  event.arguments_delta = fragment;
+  return event;
 }
 
 // Each dialect's endpoint (after the run line's base_url), credentials header and translator.
@@ -659,8 +677,8 @@ async function runAttempt(kase, body, deadline, emit) {
         out(translator.fail("STREAM_CLOSED", `SSE stream ended without ${end}`));
         break;
       }
-      for (const payload of decoder.feed(value)) {
-        out(translator.feed(payload)); // after its end the translator ignores the rest
+      for (const { event, data } of decoder.feed(value)) {
+        out(translator.feed(data, event)); // after its end the translator ignores the rest
       }
     }
   } catch (error) {

@@ -104,8 +104,10 @@ class SSEDecoder:
         self.partial = ""  # an unterminated line carried over to the next read
         self.after_cr = False  # the last read ended with CR: an LF opening the next one is its pair
         self.data: list[str] = []  # data lines of the event being built
+        self.event = ""  # its `event:` name (Anthropic names every event; chat none)
 
-    def feed(self, chunk: bytes) -> list[str]:
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        """The (event name, data payload) of each event the chunk completes."""
         text = self.decoder.decode(chunk)
         if not text:
             return []
@@ -122,17 +124,20 @@ class SSEDecoder:
         self.partial = buffer[start:]
         return payloads
 
-    def line(self, line: str) -> str | None:
+    def line(self, line: str) -> tuple[str, str] | None:
         if not line:  # blank line: dispatch, unless the event had no data line at all
-            payload, self.data = ("\n".join(self.data) if self.data else None), []
-            return payload
+            data, event = self.data, self.event or "message"
+            self.data, self.event = [], ""
+            return (event, "\n".join(data)) if data else None
         if line.startswith(":"):
             return None  # comment (keep-alive)
         field, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
         if field == "data":
-            self.data.append(value)  # event:, id:, retry: and unknown fields change nothing
+            self.data.append(value)
+        elif field == "event":
+            self.event = value  # id:, retry: and unknown fields change nothing
         return None
 
 
@@ -267,8 +272,8 @@ class AttemptTranslator:
         self.usage: Event | None = None
         self.finish: Event | None = None
 
-    def feed(self, payload: str) -> list[Event]:
-        """The protocol events one data payload makes (each dialect reads its own)."""
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        """The protocol events one SSE event makes (each dialect reads its own)."""
         raise NotImplementedError
 
     def fail(self, code: str, message: str) -> list[Event]:
@@ -295,7 +300,8 @@ class Translator(AttemptTranslator):
         self.tools: dict[str, int] = {}  # wire tool_calls[].index -> block index
         self.reason: str | None = None  # last string finish_reason
 
-    def feed(self, payload: str) -> list[Event]:
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        # Chat-completions events are unnamed: the name changes nothing.
         if self.finish:
             return []
         if payload == DONE:
@@ -398,12 +404,12 @@ MESSAGES_BLOCKS = {
     "tool_use": "tool-call",
     "server_tool_use": "server-tool",
 }
-# delta.type -> (the block type it belongs to, the field holding its fragment)
+# delta.type -> (the block types it belongs to, the field holding its fragment)
 MESSAGES_DELTAS = {
-    "text_delta": ("text", "text"),
-    "thinking_delta": ("reasoning", "thinking"),
-    "signature_delta": ("reasoning", "signature"),
-    "input_json_delta": ("tool-call", "partial_json"),
+    "text_delta": (("text",), "text"),
+    "thinking_delta": (("reasoning",), "thinking"),
+    "signature_delta": (("reasoning",), "signature"),
+    "input_json_delta": (("tool-call", "server-tool"), "partial_json"),
 }
 STOP_REASONS = {  # stop_reason -> finish reason; refusal and pause_turn are failures
     "end_turn": "stop",
@@ -437,9 +443,9 @@ class MessagesTranslator(AttemptTranslator):
         self.counts: dict[str, int] = {}
         self.reason: str | None = None
 
-    def feed(self, payload: str) -> list[Event]:
-        if self.finish:
-            return []
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        if self.finish or event == "ping":
+            return []  # a ping may come anywhere, whatever its data
         try:
             document = json.loads(payload, parse_float=json_number, parse_constant=reject_constant)
         except (ValueError, RecursionError):
@@ -486,8 +492,8 @@ class MessagesTranslator(AttemptTranslator):
         if wire.get("type") == "thinking":
             block["parts"].append(wire.get("thinking") or "")
             block["signature"] = wire.get("signature") or None
-        if kind in ("tool-call", "server-tool") and wire.get("input"):  # complete at start
-            block["parts"].append(json.dumps(wire["input"], separators=(",", ":")))
+        if kind in ("tool-call", "server-tool"):
+            block["input"] = wire.get("input")  # the arguments, unless input_json_deltas follow
         self.blocks.append(block)
         return [{"type": "block-start", "index": len(self.blocks) - 1, "block_type": kind}]
 
@@ -502,7 +508,7 @@ class MessagesTranslator(AttemptTranslator):
             return []  # a skipped block's, or a delta type this adapter does not know
         belongs, field = known
         block = self.blocks[index]
-        if block["type"] != belongs:
+        if block["type"] not in belongs:
             raise MalformedChunkError(f"a {delta.get('type')} inside a {block['type']} block")
         fragment = delta.get(field)
         fragment = fragment if isinstance(fragment, str) else ""
@@ -510,11 +516,9 @@ class MessagesTranslator(AttemptTranslator):
             block["signature"] = (block.get("signature") or "") + fragment
             return []
         block["parts"].append(fragment)  # "" appends nothing: it never resets the input
-        if belongs == "tool-call":
-            event: Event = {"type": "tool-call-delta", "index": index}
-            event.update({k: block[k] for k in ("id", "name") if block[k]})
-            return [{**event, "arguments_delta": fragment}]
-        return [{"type": f"{belongs}-delta", "index": index, "text": fragment}]
+        if field == "partial_json":
+            return [call_delta(index, block, fragment)]
+        return [{"type": f"{block['type']}-delta", "index": index, "text": fragment}]
 
     def count(self, usage: Any) -> None:
         for wire, value in as_object(usage, "usage").items():
@@ -546,13 +550,28 @@ class MessagesTranslator(AttemptTranslator):
         if STOP_REASONS[reason] == "stop" and not self.blocks:
             message = "model returned a completed response with no content"
             return self.fail("EMPTY_RESPONSE", message)
+        # A call whose input came whole in its start (no input_json_delta) has it as its
+        # arguments, sent as its one fragment so that its deltas still join to them.
+        inputs = []
+        for index, block in enumerate(self.blocks):
+            complete = block.get("input")
+            if complete is not None and not "".join(block["parts"]):
+                block["parts"].append(json.dumps(complete, ensure_ascii=False))
+                inputs.append(call_delta(index, block, block["parts"][-1]))
         # A block never stopped (max_tokens) is closed as it stands: the finish tells.
         ends = [
             {"type": "block-end", "index": i, "block": assemble(b)}
             for i, b in enumerate(self.blocks)
         ]
         self.finish = {"type": "finish", "reason": STOP_REASONS[reason]}
-        return [*ends, *([self.usage] if self.usage else []), self.finish]
+        return [*inputs, *ends, *([self.usage] if self.usage else []), self.finish]
+
+
+def call_delta(index: int, block: Event, fragment: str) -> Event:
+    """A tool-call-delta: the call's identity as known so far, and an arguments fragment."""
+    event: Event = {"type": "tool-call-delta", "index": index}
+    event.update({k: block[k] for k in ("id", "name") if block[k]})
+    return {**event, "arguments_delta": fragment}
 
 
 # Each dialect's endpoint (after the run line's base_url), headers and translator.
@@ -709,8 +728,8 @@ def run_attempt(
                 if response.length:  # Content-Length promised more: the body was cut
                     raise http.client.IncompleteRead(b"", response.length)
                 out(translator.fail("STREAM_CLOSED", f"SSE stream ended without {translator.END}"))
-            for payload in decoder.feed(data):
-                out(translator.feed(payload))  # after its end the translator ignores the rest
+            for event, payload in decoder.feed(data):
+                out(translator.feed(payload, event))  # after its end the rest is ignored
     except TimeoutError:  # no byte for idle_timeout_s (or the case ran out of time)
         expired = time.monotonic() >= deadline - 0.001
         why = "case timeout_s reached" if expired else f"after {round(idle_s * 1000)}ms"
