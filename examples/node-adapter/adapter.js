@@ -377,8 +377,9 @@ class MessagesTranslator extends AttemptTranslator {
 
   constructor() {
     super();
-    this.blocks = []; // position = protocol index
-    this.indexes = new Map(); // wire index (JSON text) -> block index; null: a skipped block
+    this.blocks = []; // the blocks reported; position = protocol index
+    this.wire = new Map(); // wire index (JSON text) -> block; null: a skipped block
+    this.started = false; // message_start was read
     this.counts = {};
     this.reason = null;
   }
@@ -395,7 +396,7 @@ class MessagesTranslator extends AttemptTranslator {
       return this.fail("MALFORMED_RESPONSE", `not an event object: ${payload.slice(0, EXCERPT)}`);
     }
     try {
-      return this.apply(document);
+      return this.apply(document, event);
     } catch (problem) {
       if (!(problem instanceof Malformed)) throw problem;
       const why = `unexpected event (${problem.message})`;
@@ -403,11 +404,22 @@ class MessagesTranslator extends AttemptTranslator {
     }
   }
 
-  apply(document) {
-    switch (document.type) {
+  apply(document, event) {
+    const kind = document.type || event; // the data names its event; else the event line
+    if (kind === "error") return this.fail(...classifyMessagesError(document.error ?? document));
+    if (!this.started && kind !== "message_start") {
+      throw new Malformed(`${JSON.stringify(kind)} before message_start`);
+    }
+    switch (kind) {
       case "message_start":
+        this.started = true;
         this.count(asObject(document.message, "message").usage);
         return [];
+      case "content_block_stop": {
+        const block = this.wire.get(JSON.stringify(document.index ?? null));
+        if (block) block.stopped = true;
+        return [];
+      }
       case "content_block_start":
         return this.start(document);
       case "content_block_delta":
@@ -420,21 +432,23 @@ class MessagesTranslator extends AttemptTranslator {
       }
       case "message_stop":
         return this.done();
-      case "error":
-        return this.fail(...classifyStreamError(document.error));
       default:
-        return []; // ping, content_block_stop, and events this adapter does not know
+        return []; // events this adapter does not know
     }
   }
 
   start(document) {
     const key = JSON.stringify(document.index ?? null);
-    if (this.indexes.has(key)) throw new Malformed(`a second content_block_start for index ${key}`);
+    if (this.wire.has(key)) throw new Malformed(`a second content_block_start for index ${key}`);
     const wire = asObject(document.content_block, "content_block");
     const kind = own(MESSAGES_BLOCKS, wire.type);
-    this.indexes.set(key, kind === null ? null : this.blocks.length);
-    if (kind === null) return [];
+    if (kind === null) {
+      this.wire.set(key, null);
+      return [];
+    }
     const block = { type: kind, parts: [], id: identity(wire.id), name: identity(wire.name) };
+    block.index = null; // its protocol index, once it opens
+    this.wire.set(key, block);
     if (wire.type === "redacted_thinking") {
       block.redacted = typeof wire.data === "string" ? wire.data : "";
     }
@@ -446,21 +460,31 @@ class MessagesTranslator extends AttemptTranslator {
     if (kind === "tool-call" || kind === "server-tool") {
       block.input = wire.input ?? null; // the arguments, unless input_json_deltas follow
     }
+    // A text or thinking block is content once something arrives in it (an empty one is none,
+    // and no block): it opens then.
+    const empty = block.parts.join("") === "" && block.redacted === undefined;
+    if ((kind === "text" || kind === "reasoning") && empty) return [];
+    return this.open(block);
+  }
+
+  open(block) {
+    if (block.index !== null) return [];
+    block.index = this.blocks.length;
     this.blocks.push(block);
-    return [{ type: "block-start", index: this.blocks.length - 1, block_type: kind }];
+    return [{ type: "block-start", index: block.index, block_type: block.type }];
   }
 
   delta(document) {
     const key = JSON.stringify(document.index ?? null);
-    if (!this.indexes.has(key)) { // never attach a fragment to another block
+    if (!this.wire.has(key)) { // never attach a fragment to another block
       throw new Malformed(`a delta for index ${key}, which never started`);
     }
-    const index = this.indexes.get(key);
+    const block = this.wire.get(key);
     const delta = asObject(document.delta, "delta");
     const known = own(MESSAGES_DELTAS, delta.type);
-    if (index === null || known === null) return []; // a skipped block's, or an unknown delta
+    if (block === null || known === null) return []; // a skipped block's, or an unknown delta
+    if (block.stopped) throw new Malformed(`a delta for index ${key} after its content_block_stop`);
     const [belongs, field] = known;
-    const block = this.blocks[index];
     if (!belongs.includes(block.type)) {
       throw new Malformed(`a ${delta.type} inside a ${block.type} block`);
     }
@@ -470,8 +494,10 @@ class MessagesTranslator extends AttemptTranslator {
       return [];
     }
     block.parts.push(fragment); // "" appends nothing: it never resets the input
-    if (field === "partial_json") return [callDelta(index, block, fragment)];
-    return [{ type: `${block.type}-delta`, index, text: fragment }];
+    if (field === "partial_json") return [callDelta(block.index, block, fragment)];
+    if (fragment === "") return [];
+    const opened = this.open(block);
+    return [...opened, { type: `${block.type}-delta`, index: block.index, text: fragment }];
   }
 
   count(usage) {
@@ -495,6 +521,10 @@ class MessagesTranslator extends AttemptTranslator {
   }
 
   done() {
+    // A thinking block with nothing but a signature is content too: it opens at the end.
+    const signed = [...this.wire.values()]
+      .filter((block) => block && block.signature)
+      .flatMap((block) => this.open(block));
     for (const [index, block] of this.blocks.entries()) {
       const missing = ["id", "name"].filter((k) => block.type === "tool-call" && !block[k]);
       if (missing.length) { // never close an unidentified call
@@ -502,7 +532,8 @@ class MessagesTranslator extends AttemptTranslator {
         return this.fail("MALFORMED_TOOL_CALL", text);
       }
     }
-    const reason = this.reason ?? "end_turn";
+    const calls = this.blocks.some((block) => block.type === "tool-call");
+    const reason = this.reason ?? (calls ? "tool_use" : "end_turn");
     if (own(STOP_CODES, reason)) return this.fail(STOP_CODES[reason], `model stopped: ${reason}`);
     const mapped = own(STOP_REASONS, reason);
     if (mapped === null) return this.fail(reason.toUpperCase(), `model stopped: ${reason}`);
@@ -520,7 +551,7 @@ class MessagesTranslator extends AttemptTranslator {
     // A block never stopped (max_tokens) is closed as it stands: the finish tells.
     const ends = this.blocks.map((b, index) => ({ type: "block-end", index, block: assemble(b) }));
     this.finish = { type: "finish", reason: mapped };
-    return [...inputs, ...ends, ...(this.usage ? [this.usage] : []), this.finish];
+    return [...signed, ...inputs, ...ends, ...(this.usage ? [this.usage] : []), this.finish];
   }
 }
 
@@ -552,7 +583,8 @@ const DIALECTS = {
 const QUOTA = new RegExp(
   "insufficient[ _-](?:quota|balance|credits?)|(?:quota|usage limit)[ _-](?:exceeded|exhausted" +
     "|reached)|exceed(?:ed|s)?\\s+(?:(?:your|the)\\s+)?(?:current\\s+)?quota" +
-    "|(?:balance|credits?)\\s+(?:exhausted|depleted)|out of (?:credits?|budget)", "i");
+    "|(?:balance|credits?)\\s+(?:exhausted|depleted)|out of (?:credits?|budget)" +
+    "|spend[ _-]limit", "i");
 const CONTEXT = new RegExp(
   "context[ _-]length[ _-]exceeded|maximum context length|context window" +
     "|too large for (?:the )?(?:model(?:'s)? )?context", "i");
@@ -571,7 +603,8 @@ function codeForStatus(status, detail) {
 function describeError(error) {
   if (typeof error === "string") return [error || null, error];
   if (!isObject(error)) return [null, ""];
-  const parts = [error.code, error.type, error.message];
+  const details = isObject(error.details) ? error.details : {};
+  const parts = [error.code, error.type, error.message, details.error_code];
   const wording = parts
     .filter((p) => (typeof p === "string" || Number.isInteger(p)) && p)
     .map(String)
@@ -587,6 +620,25 @@ function classifyStreamError(error) {
   const status = [fields.status, fields.code].find(isStatus);
   const code = status === undefined ? "SERVER" : codeForStatus(status, wording);
   return [code, message || "provider reported an error inside the stream"];
+}
+
+// An Anthropic error object's type -> the HTTP status it stands for.
+const ERROR_TYPE_STATUS = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+// An Anthropic `error` event: classified as the HTTP error its type stands for.
+function classifyMessagesError(error) {
+  const [code, message] = classifyStreamError(error);
+  const status = own(ERROR_TYPE_STATUS, isObject(error) ? error.type : null);
+  return [status === null ? code : codeForStatus(status, describeError(error)[1]), message];
 }
 
 function classifyHttpError(status, body) {

@@ -438,8 +438,9 @@ class MessagesTranslator(AttemptTranslator):
 
     def __init__(self) -> None:
         super().__init__()
-        self.blocks: list[Event] = []  # position = protocol index
-        self.indexes: dict[str, int | None] = {}  # wire index (JSON text) -> block; None: skipped
+        self.blocks: list[Event] = []  # the blocks reported; position = protocol index
+        self.wire: dict[str, Event | None] = {}  # wire index (JSON text) -> block; None: skipped
+        self.started = False  # message_start was read
         self.counts: dict[str, int] = {}
         self.reason: str | None = None
 
@@ -453,15 +454,24 @@ class MessagesTranslator(AttemptTranslator):
         if not isinstance(document, dict):
             return self.fail("MALFORMED_RESPONSE", f"not an event object: {payload[:EXCERPT]}")
         try:
-            return self.apply(document)
+            return self.apply(document, event)
         except MalformedChunkError as problem:
             excerpt = payload[:EXCERPT]
             return self.fail("MALFORMED_RESPONSE", f"unexpected event ({problem}): {excerpt}")
 
-    def apply(self, document: dict[str, Any]) -> list[Event]:
-        kind = document.get("type")
+    def apply(self, document: dict[str, Any], event: str) -> list[Event]:
+        kind = document.get("type") or event  # the data names its event; else the event line
+        if kind == "error":
+            return self.fail(*classify_messages_error(document.get("error") or document))
+        if not self.started and kind != "message_start":
+            raise MalformedChunkError(f"{kind!r} before message_start")
         if kind == "message_start":
+            self.started = True
             self.count(as_object(document.get("message"), "message").get("usage"))
+        elif kind == "content_block_stop":
+            block = self.wire.get(json.dumps(document.get("index")))
+            if block is not None:
+                block["stopped"] = True
         elif kind == "content_block_start":
             return self.start(document)
         elif kind == "content_block_delta":
@@ -472,20 +482,19 @@ class MessagesTranslator(AttemptTranslator):
             self.count(document.get("usage"))
         elif kind == "message_stop":
             return self.done()
-        elif kind == "error":
-            return self.fail(*classify_stream_error(document.get("error")))
-        return []  # ping, content_block_stop, and events this adapter does not know
+        return []  # events this adapter does not know
 
     def start(self, document: dict[str, Any]) -> list[Event]:
         key = json.dumps(document.get("index"))
-        if key in self.indexes:
+        if key in self.wire:
             raise MalformedChunkError(f"a second content_block_start for index {key}")
         wire = as_object(document.get("content_block"), "content_block")
         kind = MESSAGES_BLOCKS.get(str(wire.get("type")))
-        self.indexes[key] = None if kind is None else len(self.blocks)
         if kind is None:
+            self.wire[key] = None
             return []
-        block: Event = {"type": kind, "parts": [], "id": identity(wire.get("id"))}
+        block: Event = {"type": kind, "parts": [], "id": identity(wire.get("id")), "index": None}
+        self.wire[key] = block
         block["name"] = identity(wire.get("name"))
         if wire.get("type") == "redacted_thinking":
             block["redacted"] = wire.get("data") if isinstance(wire.get("data"), str) else ""
@@ -494,20 +503,31 @@ class MessagesTranslator(AttemptTranslator):
             block["signature"] = wire.get("signature") or None
         if kind in ("tool-call", "server-tool"):
             block["input"] = wire.get("input")  # the arguments, unless input_json_deltas follow
+        # A text or thinking block is content once something arrives in it (an empty one is
+        # none, and no block): it opens then.
+        if kind in ("text", "reasoning") and not ("".join(block["parts"]) or "redacted" in block):
+            return []
+        return self.open(block)
+
+    def open(self, block: Event) -> list[Event]:
+        if block["index"] is not None:
+            return []
+        block["index"] = len(self.blocks)
         self.blocks.append(block)
-        return [{"type": "block-start", "index": len(self.blocks) - 1, "block_type": kind}]
+        return [{"type": "block-start", "index": block["index"], "block_type": block["type"]}]
 
     def delta(self, document: dict[str, Any]) -> list[Event]:
         key = json.dumps(document.get("index"))
-        if key not in self.indexes:  # never attach a fragment to another block
+        if key not in self.wire:  # never attach a fragment to another block
             raise MalformedChunkError(f"a delta for index {key}, which never started")
-        index = self.indexes[key]
+        block = self.wire[key]
         delta = as_object(document.get("delta"), "delta")
         known = MESSAGES_DELTAS.get(str(delta.get("type")))
-        if index is None or known is None:
+        if block is None or known is None:
             return []  # a skipped block's, or a delta type this adapter does not know
+        if block.get("stopped"):
+            raise MalformedChunkError(f"a delta for index {key} after its content_block_stop")
         belongs, field = known
-        block = self.blocks[index]
         if block["type"] not in belongs:
             raise MalformedChunkError(f"a {delta.get('type')} inside a {block['type']} block")
         fragment = delta.get(field)
@@ -517,8 +537,14 @@ class MessagesTranslator(AttemptTranslator):
             return []
         block["parts"].append(fragment)  # "" appends nothing: it never resets the input
         if field == "partial_json":
-            return [call_delta(index, block, fragment)]
-        return [{"type": f"{block['type']}-delta", "index": index, "text": fragment}]
+            return [call_delta(block["index"], block, fragment)]
+        if not fragment:
+            return []
+        opened = self.open(block)
+        return [
+            *opened,
+            {"type": f"{block['type']}-delta", "index": block["index"], "text": fragment},
+        ]
 
     def count(self, usage: Any) -> None:
         for wire, value in as_object(usage, "usage").items():
@@ -537,12 +563,15 @@ class MessagesTranslator(AttemptTranslator):
                 self.usage["cache_write_tokens"] = self.counts["cache_write_tokens"]
 
     def done(self) -> list[Event]:
+        # A thinking block with nothing but a signature is content too: it opens at the end.
+        signed = [e for b in self.wire.values() if b and b.get("signature") for e in self.open(b)]
         for index, block in enumerate(self.blocks):
             missing = [k for k in ("id", "name") if block["type"] == "tool-call" and not block[k]]
             if missing:  # never close an unidentified call
                 text = f"tool call at index {index} has no {' or '.join(missing)}"
                 return self.fail("MALFORMED_TOOL_CALL", text)
-        reason = self.reason or "end_turn"
+        calls = any(block["type"] == "tool-call" for block in self.blocks)
+        reason = self.reason or ("tool_use" if calls else "end_turn")
         if reason in STOP_CODES:
             return self.fail(STOP_CODES[reason], f"model stopped: {reason}")
         if reason not in STOP_REASONS:
@@ -564,7 +593,7 @@ class MessagesTranslator(AttemptTranslator):
             for i, b in enumerate(self.blocks)
         ]
         self.finish = {"type": "finish", "reason": STOP_REASONS[reason]}
-        return [*inputs, *ends, *([self.usage] if self.usage else []), self.finish]
+        return [*signed, *inputs, *ends, *([self.usage] if self.usage else []), self.finish]
 
 
 def call_delta(index: int, block: Event, fragment: str) -> Event:
@@ -594,7 +623,8 @@ DIALECTS: dict[str, tuple[str, Callable[[str], dict[str, str]], type[AttemptTran
 QUOTA = re.compile(
     r"insufficient[ _-](?:quota|balance|credits?)|(?:quota|usage limit)[ _-](?:exceeded|exhausted"
     r"|reached)|exceed(?:ed|s)?\s+(?:(?:your|the)\s+)?(?:current\s+)?quota"
-    r"|(?:balance|credits?)\s+(?:exhausted|depleted)|out of (?:credits?|budget)",
+    r"|(?:balance|credits?)\s+(?:exhausted|depleted)|out of (?:credits?|budget)"
+    r"|spend[ _-]limit",
     re.IGNORECASE,
 )
 CONTEXT = re.compile(
@@ -626,7 +656,10 @@ def describe_error(error: Any) -> tuple[str | None, str]:
     if not isinstance(error, dict):
         return None, ""
     message = error.get("message")
-    parts = [error.get("code"), error.get("type"), message]
+    details = (
+        as_object(error.get("details"), "details") if isinstance(error.get("details"), dict) else {}
+    )
+    parts = [error.get("code"), error.get("type"), message, details.get("error_code")]
     wording = " ".join(str(p) for p in parts if (isinstance(p, str) or is_count(p)) and p)
     return (message if isinstance(message, str) and message else None), wording
 
@@ -639,6 +672,27 @@ def classify_stream_error(error: Any) -> tuple[str, str]:
     status = next((s for s in statuses if isinstance(s, int) and 100 <= s <= 599), None)
     code = "SERVER" if status is None else code_for_status(status, wording)
     return code, message or "provider reported an error inside the stream"
+
+
+# An Anthropic error object's type -> the HTTP status it stands for.
+ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def classify_messages_error(error: Any) -> tuple[str, str]:
+    """An Anthropic `error` event: classified as the HTTP error its type stands for."""
+    code, message = classify_stream_error(error)
+    kind = error.get("type") if isinstance(error, dict) else None
+    status = ERROR_TYPE_STATUS.get(kind) if isinstance(kind, str) else None
+    return (code if status is None else code_for_status(status, describe_error(error)[1])), message
 
 
 def classify_http_error(status: int, body: bytes) -> tuple[str, str]:
