@@ -1,9 +1,9 @@
-"""The bundled fixtures the suite judges today: those of the dialects its oracle reads.
+"""The bundled chat-completions fixtures: what the whole-corpus tests judged before dialects.
 
-The corpus also holds cases of another dialect (fixtures/anthropic): conformance run and the
-pytest plugin give them to an adapter that declares their dialect (the others get them n/a),
-and the tests that judge the reference adapter over the whole corpus leave them out until it
-speaks that dialect.
+The corpus also holds Anthropic cases (fixtures/anthropic): the oracle reads them,
+`conformance validate` checks their expect, and `conformance run` and the pytest plugin play
+them for an adapter that declares the dialect (n/a for the others). The tests that use this
+helper judge the chat cases alone, as they did before the runner played another dialect.
 """
 
 from __future__ import annotations
@@ -15,5 +15,5 @@ from fakeprovider.scenario import Scenario
 
 
 def judged_fixtures() -> list[Scenario]:
-    """The bundled scenarios of the dialects the suite judges, in load order."""
+    """The bundled scenarios of the dialects the runner plays, in load order."""
     return [s for s in load_fixtures([bundled_fixtures()]) if s.dialect == DEFAULT_DIALECT]

@@ -54,7 +54,7 @@ class WithoutRetryLayer(ReferenceAdapter):
 
 
 def current_verdicts() -> Verdicts:
-    fixtures = load_fixtures([bundled_fixtures()])
+    fixtures = load_fixtures([bundled_fixtures()])  # the Anthropic cases too: all n/a
     options = RunOptions(transport="in-process")
     adapters = {"reference": Protocol1Reference(), "retries-off": WithoutRetryLayer()}
 
