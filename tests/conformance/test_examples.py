@@ -256,10 +256,6 @@ def test_example_adapter_speaks_anthropic_messages(language: str) -> None:
         assert headers["x-api-key"] == "sk-test" and "anthropic-version" in headers
 
 
-# Cases the Anthropic oracle cannot judge yet for any adapter that runs them: an-event-empty-data
-# names the reading `empty-data-skipped`, which the Anthropic reader refuses (an
-# AssertionError that stops the run).
-UNREAD = {"an-event-empty-data"}
 NODE_RAW_INPUT = pytest.mark.xfail(
     strict=True,
     reason="C3 (harness) reads a tool_use input that came whole in its start as the wire's "
@@ -278,11 +274,7 @@ NODE_RAW_INPUT = pytest.mark.xfail(
 )
 def test_example_adapter_passes_the_anthropic_corpus(language: str, contract: Contract) -> None:
     require_runtime(language)
-    corpus = [
-        s
-        for s in load_fixtures([bundled_fixtures()])
-        if s.dialect == "anthropic-messages" and s.id not in UNREAD
-    ]
+    corpus = [s for s in load_fixtures([bundled_fixtures()]) if s.dialect == "anthropic-messages"]
 
     async def run() -> RunResult:
         session = await SubprocessAdapterSession.start(" ".join(EXAMPLES[language]))
