@@ -178,12 +178,10 @@ def print_totals(console: Console, result: RunResult, diff: BaselineDiff | None 
 
 
 def render_mutant_list(mutants: Sequence[Mutant]) -> Table:
-    """Every mutant with its bug and the invariants that must catch it, without running any;
-    one whose checkers are not in the catalogue yet says so."""
-    table = Table("mutant", "bug", "targets", "kill table", title="mutants")
+    """Every mutant with its bug and the invariants that must catch it, without running any."""
+    table = Table("mutant", "bug", "targets", title="mutants")
     for mutant in mutants:
-        judged = "[yellow]awaits its checkers[/]" if mutant.awaits_checkers else "judged"
-        table.add_row(mutant.name, visible(mutant.bug), ", ".join(mutant.targets), judged)
+        table.add_row(mutant.name, visible(mutant.bug), ", ".join(mutant.targets))
     return table
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..adapters.mutants import AWAITING_CHECKERS, MUTANTS
+from ..adapters.mutants import MUTANTS
 from ..options import RunOptions
 from ..run.kill_table import kill_table
 from .console import render_kill_table, render_mutant_list, terminal
@@ -21,7 +21,7 @@ from .options import exit_judged, fixtures_option, jobs_option, selected_scenari
     "--list",
     "list_only",
     is_flag=True,
-    help="List every mutant and its targets, those awaiting their checkers too; run none.",
+    help="List every mutant and its targets; run none.",
 )
 @jobs_option(
     "Cases in flight at once: the reference adapter's run has N, then N mutants run side "
@@ -40,7 +40,7 @@ def mutants(
     targets. Exits 1 if a mutant survives or is killed only by a timeout.
     """
     if list_only:
-        terminal().print(render_mutant_list([*MUTANTS.values(), *AWAITING_CHECKERS.values()]))
+        terminal().print(render_mutant_list([*MUTANTS.values()]))
         return
     scenarios = selected_scenarios(fixture_paths, None)
     options = RunOptions(timeout_s=timeout, transport="in-process")

@@ -9,6 +9,8 @@ what a dialect-blind rule means are that rule (docs/invariants.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fakeprovider.dialects import DialectId
 
 from ..events import ReasoningBlock, ServerToolBlock, ToolCallBlock
@@ -192,7 +194,7 @@ def check_unknown_skipped(evidence: Evidence) -> Judgement | None:
 )
 def check_signature_verbatim(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, has_feature("an-signature"), _same_tokens("signature"), content=True
+        evidence, _succeeded_with("an-signature"), _same_tokens("signature"), content=True
     )
 
 
@@ -212,8 +214,15 @@ def check_signature_verbatim(evidence: Evidence) -> Judgement | None:
 )
 def check_redacted_verbatim(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, has_feature("an-redacted"), _same_tokens("redacted"), content=True
+        evidence, _succeeded_with("an-redacted"), _same_tokens("redacted"), content=True
     )
+
+
+def _succeeded_with(feature: str) -> Callable[[ExpectedAttempt], bool]:
+    """A successful attempt whose wire has ``feature``: a token is replayed only from a turn
+    that completed (a failed attempt's open blocks are the caller's to drop); one that failed
+    where success was expected is its failure's to report."""
+    return lambda wanted: wanted.success and feature in wanted.features
 
 
 def _same_tokens(key: str) -> Compare:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..codes import MALFORMED_RESPONSE
 from ..events import ReasoningBlock, TextBlock
 from ..oracle import ExpectedAttempt
 from .common import expected_failure, harness_duty, has_feature, judge_attempts, same_outcome
@@ -100,7 +101,16 @@ def nothing_read_past_end(
     found = same_outcome(seen, wanted, evidence)
     if found is None or _kept_before_done(seen, wanted, evidence.capabilities.reasoning):
         return found
+    if wanted.success and _refused_as_malformed(seen):
+        # The wire read well up to its end (the oracle's success says so): what the adapter
+        # found malformed came after it, and reading it cost the caller the whole reply.
+        return found
     return None
+
+
+def _refused_as_malformed(seen: ObservedAttempt) -> bool:
+    finish = seen.finish
+    return finish is not None and finish.reason == "error" and finish.code == MALFORMED_RESPONSE
 
 
 def _kept_before_done(seen: ObservedAttempt, wanted: ExpectedAttempt, reasoning: bool) -> bool:

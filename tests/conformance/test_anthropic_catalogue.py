@@ -233,3 +233,17 @@ def test_a_server_tool_block_may_come_whole_but_never_unlike_its_deltas() -> Non
     cut = delta.model_copy(update={"arguments_delta": '{"q'})
     unlike = [cut if e is delta else e for e in evidence.events]
     assert attention(dataclasses.replace(evidence, events=unlike))["G7"] == "fail"
+
+
+def test_arguments_sent_as_an_object_are_raw_in_any_text_of_their_value() -> None:
+    # JSON.stringify's compact text of a start's input is as raw as Python's spaced one.
+    whole = started().tool_use_start(0, "toolu_A", "get_weather", {"city": "Paris"})
+    whole = whole.block_stop(0)
+    compact = ToolCallBlock(id="toolu_A", name="get_weather", arguments='{"city":"Paris"}')
+    evidence = case(finished(whole, "tool_use"))
+    assert "C3" not in attention(reporting(evidence, success(compact, reason="tool-calls")))
+    # Fragments have a raw text: re-serialising them is C3's breach under the harness.
+    fragments = started().tool_use_start(0, "toolu_A", "get_weather")
+    fragments = fragments.input_json(0, '{"city": "Paris"}').block_stop(0)
+    evidence = case(finished(fragments, "tool_use"))
+    assert attention(reporting(evidence, success(compact, reason="tool-calls")))["C3"] == "fail"

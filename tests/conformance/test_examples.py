@@ -256,22 +256,8 @@ def test_example_adapter_speaks_anthropic_messages(language: str) -> None:
         assert headers["x-api-key"] == "sk-test" and "anthropic-version" in headers
 
 
-NODE_RAW_INPUT = pytest.mark.xfail(
-    strict=True,
-    reason="C3 (harness) reads a tool_use input that came whole in its start as the wire's "
-    "JSON text, Python-spaced; the Node example re-serialises the object with JSON.stringify",
-)
-
-
-@pytest.mark.parametrize(
-    ("language", "contract"),
-    [
-        ("python", "harness"),
-        ("python", "interop"),
-        pytest.param("node", "harness", marks=NODE_RAW_INPUT),
-        ("node", "interop"),
-    ],
-)
+@pytest.mark.parametrize("contract", ["harness", "interop"])
+@pytest.mark.parametrize("language", ["python", "node"])
 def test_example_adapter_passes_the_anthropic_corpus(language: str, contract: Contract) -> None:
     require_runtime(language)
     corpus = [s for s in load_fixtures([bundled_fixtures()]) if s.dialect == "anthropic-messages"]

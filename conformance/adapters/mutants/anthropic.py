@@ -190,6 +190,15 @@ class ErrorEventAsTruncatedSuccess(AnthropicTranslator):
         return self._message_stop(document)
 
 
+class TruncatedAsComplete(AnthropicTranslator):
+    """A body that ends before `message_stop` is the message so far: the Python SDK hands
+    the cut snapshot over as complete (reference §2.10)."""
+
+    @override
+    def eof(self) -> list[Event]:
+        return self._message_stop({"type": "message_stop"})
+
+
 class DataOnlyEventsDropped(AnthropicTranslator):
     """Events are dispatched by their `event:` name: one without an event line is dropped
     (both official SDKs, reference §2.10)."""

@@ -12,7 +12,6 @@ judged under the interop contract, where a declaration is what retries are held 
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -32,7 +31,6 @@ from conformance.options import RunOptions
 from conformance.verdicts import Contract
 
 # A dialect invariant's id as the reference proposes them: AN-G1, RS-C2, GW-3.
-_PROPOSED_ID = re.compile(r"(?:AN|RS)-[A-Z][0-9]+|GW-[0-9]+")
 # What a rewrite yields for one event; a dict is the event's JSON form, as an adapter may send.
 Emitted = Event | dict[str, Any]
 Rewrite = Callable[[Event], Sequence[Emitted]]
@@ -74,14 +72,9 @@ class Mutant:
     rewrite: Rewrite = unchanged
     own_policy: bool = False  # the reference that runs and declares a policy of its own
     misdeclared: Misdeclare | None = None
-    # Its targets are proposed invariants (reference dialects.md §8) whose checkers are not
-    # in the catalogue yet: loadable and listed, but not in the kill table until they are.
-    awaits_checkers: bool = False
 
     def __post_init__(self) -> None:
         unknown = [target for target in self.targets if target not in CATALOGUE]
-        if self.awaits_checkers:
-            unknown = [target for target in unknown if not _PROPOSED_ID.fullmatch(target)]
         if not self.targets or unknown:
             raise ValueError(f"mutant {self.name}: unknown or no target invariants {unknown}")
         swapped = [

@@ -88,6 +88,12 @@ class _Block:
     stopped: bool = False
     restarted: bool = False  # another block was started at its index (AN-G2)
 
+    @property
+    def arguments_as_object(self) -> bool:
+        """A call whose arguments are the start's ``input`` object, no partial_json."""
+        value = self.start.get("input")
+        return self.kind in ("tool", "server-tool") and not self.arguments and bool(value)
+
     def canonical(self) -> Block | None:
         """The block the caller sees, or None for one that is no content: a skipped type,
         a text or thinking block that received nothing (AN-C1, AN-C2)."""
@@ -311,6 +317,10 @@ class _Reading:
     def result(self, number: int) -> ExpectedAttempt:
         opened = [block.canonical() for block in self.blocks.values()]
         blocks = tuple(block for block in opened if block is not None)
+        if any(block.arguments_as_object for block in self.blocks.values()):
+            # JSON the start carried as an object has no raw text a client could keep: any
+            # text of its value is the raw one (C3).
+            self.features.add("tool-arguments-object")
         usage = self._usage()
         if self.failure is not None:
             return failed_attempt(number, self.failure, blocks, usage, self.features)

@@ -20,8 +20,6 @@ class Ending:
     code: str | None  # with error: the code the wire's finish maps to
     usage: Usage | None
     finish_absent: bool  # the wire sent no finish reason at all
-    # The wire feature a finish that maps to an error adds (chat: an unknown reason).
-    code_feature: str | None = None
 
 
 def failed_attempt(
@@ -50,8 +48,8 @@ def ended_attempt(number: int, ending: Ending, features: set[str]) -> ExpectedAt
         # E1's refusal is the harness's duty: the empty stop as sent loses nothing.
         as_sent = _ended(number, ending, features, "stop")
         return dataclasses.replace(refused, interop_readings=(as_sent,))
-    if ending.code and ending.code_feature:
-        features.add(ending.code_feature)
+    if ending.code:
+        features.add("finish-error")  # the wire's own finish reason is a failure (C5)
     ended = _ended(number, ending, features, ending.reason, ending.code)
     return dataclasses.replace(ended, interop_readings=_lossless(number, ending, features, calls))
 

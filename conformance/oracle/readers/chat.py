@@ -285,7 +285,6 @@ class _Reading:
             code,
             self.usage,
             finish_absent=self.finish_reason is None,
-            code_feature="finish-unknown",
         )
         return ended_attempt(number, ending, self.features)
 

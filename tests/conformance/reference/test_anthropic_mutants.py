@@ -24,7 +24,7 @@ from anthropic_wire import (
 )
 from click.testing import CliRunner
 
-from conformance.adapters.mutants import AWAITING_CHECKERS, MUTANTS, Mutant
+from conformance.adapters.mutants import MUTANTS, Mutant
 from conformance.adapters.reference import AnthropicTranslator
 from conformance.cli import main
 from conformance.events import (
@@ -123,6 +123,11 @@ CASES: dict[str, tuple[list[Any], tuple[Any, ...], tuple[Any, ...]]] = {
         ("error", "SERVER", [], [(10, 1)]),
         ("stop", None, HELLO, [(10, 1)]),
     ),
+    "an_truncated_as_complete": (
+        hello(),
+        ("error", "STREAM_CLOSED", [], [(10, 1)]),
+        ("stop", None, HELLO, [(10, 1)]),
+    ),
     "an_pause_turn_as_stop": (
         hello(*ends("pause_turn")),
         ("error", "PAUSE_TURN", HELLO, [(10, 5)]),
@@ -192,38 +197,36 @@ CASES: dict[str, tuple[list[Any], tuple[Any, ...], tuple[Any, ...]]] = {
 }
 
 
-def test_every_anthropic_mutant_is_shown_here_and_awaits_its_checkers() -> None:
-    assert set(CASES) == set(AWAITING_CHECKERS)
-    assert not set(AWAITING_CHECKERS) & set(MUTANTS)  # out of the kill table until then
-    assert all(
-        m.anthropic_translator is not AnthropicTranslator for m in AWAITING_CHECKERS.values()
-    )
+ANTHROPIC = {
+    name: mutant
+    for name, mutant in MUTANTS.items()
+    if mutant.anthropic_translator is not AnthropicTranslator
+}
+
+
+def test_every_anthropic_mutant_is_shown_here() -> None:
+    assert set(CASES) == set(ANTHROPIC)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_mutant_has_its_bug_and_the_reference_has_not(name: str) -> None:
     wire, reference, mutated = CASES[name]
     assert outcome(translate(*wire)) == reference
-    mutant = AWAITING_CHECKERS[name].anthropic_translator
+    mutant = ANTHROPIC[name].anthropic_translator
     assert outcome(translate(*wire, translator=mutant)) == mutated
 
 
-def test_a_mutant_awaiting_its_checkers_names_proposed_ids_only() -> None:
-    bug = AWAITING_CHECKERS["an_refusal_as_stop"].anthropic_translator
-    ok = Mutant("ok", "refusal", ("AN-C6",), anthropic_translator=bug, awaits_checkers=True)
-    assert ok.awaits_checkers
+def test_a_mutant_names_catalogued_targets_only() -> None:
+    bug = ANTHROPIC["an_refusal_as_stop"].anthropic_translator
     with pytest.raises(ValueError, match="unknown or no target"):
-        Mutant("typo", "refusal", ("AN-6",), anthropic_translator=bug, awaits_checkers=True)
-    with pytest.raises(ValueError, match="unknown or no target"):
-        Mutant("judged", "refusal", ("AN-C6",), anthropic_translator=bug)  # not catalogued yet
+        Mutant("proposed", "refusal", ("AN-C6",), anthropic_translator=bug)  # merged into C5
     with pytest.raises(ValueError, match="exactly one piece"):
-        Mutant("none", "nothing", ("AN-C6",), awaits_checkers=True)
+        Mutant("none", "nothing", ("C5",))
 
 
 def test_conformance_mutants_lists_every_mutant_with_its_targets() -> None:
     result = CliRunner().invoke(main, ["mutants", "--list"], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
-    for mutant in [*MUTANTS.values(), *AWAITING_CHECKERS.values()]:
+    for mutant in MUTANTS.values():
         assert mutant.name in result.output
-    assert result.output.count("awaits its checkers") == len(AWAITING_CHECKERS)
-    assert "AN-H2, AN-G4" in result.output
+    assert "AN-G4" in result.output
