@@ -224,18 +224,21 @@ def check_family(
     return run
 
 
-def sample_cases(count: int, seed: int, only: Iterable[str] | None = None) -> list[Scenario]:
-    """``count`` generated cases, spread over the families, the same for the same seed."""
-    chosen = tuple(only) if only is not None else families()
+def sample_cases(
+    count: int, seed: int, only: Iterable[str] | None = None, dialect: DialectId = DEFAULT_DIALECT
+) -> list[Scenario]:
+    """``count`` generated cases of ``dialect``, spread over the families, the same for the
+    same seed."""
+    chosen = tuple(only) if only is not None else families(dialect)
     drawn: dict[str, Scenario] = {}
     for position, family in enumerate(chosen):
         share = count // len(chosen) + (position < count % len(chosen))
         if share:
-            drawn |= _sample_family(family, share, seed)
+            drawn |= _sample_family(family, share, seed, dialect)
     return list(drawn.values())
 
 
-def _sample_family(family: str, count: int, seed: int) -> dict[str, Scenario]:
+def _sample_family(family: str, count: int, seed: int, dialect: DialectId) -> dict[str, Scenario]:
     drawn: dict[str, Scenario] = {}
 
     def keep(scenario: Scenario) -> None:
@@ -244,6 +247,6 @@ def _sample_family(family: str, count: int, seed: int) -> dict[str, Scenario]:
     profile = hypothesis.settings(
         PROFILES["ci"], max_examples=count, derandomize=False, phases=(Phase.generate,)
     )
-    test = hypothesis.seed(seed)(profile(given(family_cases(family))(keep)))
+    test = hypothesis.seed(seed)(profile(given(family_cases(family, dialect))(keep)))
     test()
     return drawn

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
+CHAT_ONLY = PYTHON_EXAMPLE  # a protocol 1.0 adapter: it declares no dialect
 
 
 def invoke(*args: str) -> Result:
@@ -56,6 +57,22 @@ def test_fuzz_names_the_families_it_knows() -> None:
     result = CliRunner().invoke(main, ["fuzz", "--family", "Z"])
     assert result.exit_code == 2
     assert "no generated cases for ['Z']" in result.output
+
+
+def test_fuzz_names_the_families_of_the_dialects_it_is_given() -> None:
+    # The quirk transforms (Q) re-encode chat chunks: Anthropic cases have no Q family.
+    result = CliRunner().invoke(main, ["fuzz", "--dialect", "anthropic-messages", "--family", "Q"])
+    assert result.exit_code == 2
+    assert "no generated cases for ['Q']; families: G, C, T, E, S, H, R" in result.output
+
+
+def test_fuzz_reports_a_dialect_the_adapter_does_not_declare_as_not_applicable() -> None:
+    result = invoke(
+        "fuzz", "--adapter-cmd", CHAT_ONLY, "--dialect", "anthropic-messages", "--max-examples", "2"
+    )
+    assert result.exit_code == 0, result.output
+    assert "n/a anthropic-messages: the adapter does not declare this dialect" in result.output
+    assert "examples in" not in result.output
 
 
 def test_replay_reports_a_malformed_fixture(tmp_path: Path) -> None:
