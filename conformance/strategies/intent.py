@@ -120,7 +120,7 @@ def response_expect(
     outcome: dict[str, JsonValue] = {"finish": mapped}
     if response.text:
         outcome["text"] = response.text
-    if response.reasoning or response.signature is not None:  # a redacted block has no text
+    if response.reasoned:  # a signature-only or redacted block's text is ""
         outcome["reasoning"] = response.reasoning
     if response.signature is not None:
         outcome["signature"] = response.signature
