@@ -10,14 +10,25 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli import main
+from conformance.options import RunOptions
 from conformance.results import RunResult, reproducible_json
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
-CHAT_ONLY = PYTHON_EXAMPLE  # a protocol 1.0 adapter: it declares no dialect
+
+
+class ChatOnly(ReferenceAdapter):
+    """The reference adapter as a protocol-1.0 adapter would greet: no dialect declared."""
+
+    hello = ReferenceAdapter.hello.model_copy(update={"dialects": None})
+
+
+def chat_only(options: RunOptions) -> ReferenceAdapter:
+    return ChatOnly()
 
 
 def invoke(*args: str) -> Result:
@@ -67,9 +78,7 @@ def test_fuzz_names_the_families_of_the_dialects_it_is_given() -> None:
 
 
 def test_fuzz_reports_a_dialect_the_adapter_does_not_declare_as_not_applicable() -> None:
-    result = invoke(
-        "fuzz", "--adapter-cmd", CHAT_ONLY, "--dialect", "anthropic-messages", "--max-examples", "2"
-    )
+    result = invoke("fuzz", "--adapter", f"{__name__}:chat_only", "--dialect", "anthropic-messages")
     assert result.exit_code == 0, result.output
     assert "n/a anthropic-messages: the adapter does not declare this dialect" in result.output
     assert "examples in" not in result.output
