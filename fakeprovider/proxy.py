@@ -26,6 +26,7 @@ from pathlib import Path
 import h11
 import httpx
 
+from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
 from .fixtures import fixture_yaml
 from .forwarding import ForwardingError, forwarded_url, upstream_origin
@@ -43,7 +44,7 @@ from .recording import (
     recorded_scenario,
 )
 from .redaction import redacted_url
-from .wire import LAST_CHUNK, default_error_object, encode_head, frame_chunk
+from .wire import LAST_CHUNK, encode_head, frame_chunk
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_IDLE_TIMEOUT_S = 60.0
@@ -177,15 +178,17 @@ class RecordingProxy(ListeningServer):
         exchange = asyncio.current_task()
         assert exchange is not None
         self._exchanges.add(exchange)
+        dialect = DEFAULT_DIALECT
         try:
             request = await asyncio.wait_for(_read_request(reader, writer), 10.0)
             if request is not None:
+                dialect = dialect_of_path(request.target.partition("?")[0])
                 url = forwarded_url(self.upstream, request.target)
-                recording = await self._relay(request, url, writer)
+                recording = await self._relay(request, url, writer, dialect)
                 if recording is not None:
                     self._save(recording)
         except (_BadRequestError, ForwardingError) as error:
-            _write_error(writer, 400, str(error))
+            _write_error(writer, 400, str(error), dialect)
         except (TimeoutError, ConnectionError):
             pass
         except asyncio.CancelledError:
@@ -198,9 +201,10 @@ class RecordingProxy(ListeningServer):
                 writer.close()
 
     async def _relay(
-        self, request: _Request, url: httpx.URL, writer: asyncio.StreamWriter
+        self, request: _Request, url: httpx.URL, writer: asyncio.StreamWriter, dialect: DialectId
     ) -> Recording | None:
-        """Forward ``request`` to ``url``, relay the answer, and return what was received."""
+        """Forward ``request`` to ``url``, relay the answer, and return what was received;
+        the proxy's own answer (an unreachable upstream) has ``dialect``'s error shape."""
         assert self._client is not None
         headers = [(n, v) for n, v in request.headers if n.lower() not in _FORWARD_DROPPED]
         headers.append(("accept-encoding", "identity"))  # the fixture keeps the body as sent
@@ -223,7 +227,8 @@ class RecordingProxy(ListeningServer):
                 return relay.recording(unanswered, ending)
         except httpx.ConnectError as error:
             shown = redacted_url(str(url))
-            _write_error(writer, 502, f"fakeprovider record: upstream {shown} unreachable: {error}")
+            message = f"fakeprovider record: upstream {shown} unreachable: {error}"
+            _write_error(writer, 502, message, dialect)
             return None
         except httpx.TransportError as error:
             # The upstream failed before any response byte: a fault, relayed as the same.
@@ -318,8 +323,12 @@ def _write_head(writer: asyncio.StreamWriter, response: httpx.Response) -> None:
     writer.write(encode_head(response.status_code, headers))
 
 
-def _write_error(writer: asyncio.StreamWriter, status: int, message: str) -> None:
-    body = json.dumps(default_error_object(status, message)).encode()
+def _write_error(
+    writer: asyncio.StreamWriter, status: int, message: str, dialect: DialectId
+) -> None:
+    """The proxy's own answer, shaped as the asked endpoint's provider would shape it, so
+    the client's SDK reports it as one."""
+    body = json.dumps(DIALECTS[dialect].error_object(status, message)).encode()
     headers = [
         ("content-type", "application/json"),
         ("content-length", str(len(body))),

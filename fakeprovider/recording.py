@@ -15,8 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
+from .dialects import DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
+from .recorded_events import with_event_steps
 from .redaction import redacted_headers, redacted_url
 from .scenario import (
     SCENARIO_ID_PATTERN,
@@ -36,6 +39,7 @@ from .scenario import (
     StreamResponse,
     WriteSplit,
 )
+from .wire import encode_stream
 
 DEFAULT_MIN_PAUSE_MS = 5.0
 """Waits shorter than this between reads are scheduling noise, not the upstream's timing."""
@@ -122,10 +126,11 @@ def recorded_scenario(
 ) -> Scenario:
     """The fixture that replays ``recording``; raises RecordingError."""
     attempt: StreamAttempt | ErrorAttempt | FaultAttempt
+    dialect = dialect_of_path(urlsplit(recording.url).path)
     if recording.status is None:
         attempt = FaultAttempt(fault=_FAULTS[recording.ending])
     elif 200 <= recording.status < 300:
-        attempt = StreamAttempt(stream=_stream(recording, min_pause_ms))
+        attempt = StreamAttempt(stream=_stream(recording, min_pause_ms, dialect))
     else:
         attempt = ErrorAttempt(error=_error(recording))
     model = recording.model or "unknown model"
@@ -133,6 +138,7 @@ def recorded_scenario(
     partial = " (partial)" if recording.partial else ""
     return Scenario(
         id=scenario_id,
+        dialect=dialect,
         title=f"Recorded from {url} ({model}){partial}",
         description=f"{recording.method} {url} answered "
         + (f"HTTP {recording.status}" if recording.status is not None else "with no response")
@@ -183,7 +189,7 @@ def _error(recording: Recording) -> ErrorResponse:
     )
 
 
-def _stream(recording: Recording, min_pause_ms: float) -> StreamResponse:
+def _stream(recording: Recording, min_pause_ms: float, dialect: DialectId) -> StreamResponse:
     body = recording.body
     read_starts = _read_starts(recording.reads)
     pauses = {
@@ -191,9 +197,10 @@ def _stream(recording: Recording, min_pause_ms: float) -> StreamResponse:
         for start, read in zip(read_starts, recording.reads, strict=True)
         if read.gap_ms >= min_pause_ms and start < len(body)
     }
+    named_events = DIALECTS[dialect].named_events
     cuts = {match.end() for match in _EVENT_END.finditer(body)} | set(pauses)
     boundaries = [start for start in read_starts if 0 < start < len(body)]
-    if not boundaries:
+    if not boundaries and not named_events:
         cuts = set()  # one write: one literal, since every step would be a write of its own
     steps: list[Step] = []
     bounds = [0, *sorted(cut for cut in cuts if 0 < cut < len(body)), len(body)]
@@ -205,14 +212,28 @@ def _stream(recording: Recording, min_pause_ms: float) -> StreamResponse:
     if recording.final_gap_ms >= min_pause_ms and recording.ending != "timeout":
         steps.append(PauseStep(pause_ms=round(recording.final_gap_ms, 1)))
     steps += _ending_steps(recording.ending)
-    split = WriteSplit(mode="offsets", offsets=tuple(boundaries)) if boundaries else WriteSplit()
-    return StreamResponse(
+    if boundaries:
+        split = WriteSplit(mode="offsets", offsets=tuple(boundaries))
+    elif named_events and body:
+        split = WriteSplit(mode="fixed", size=len(body))  # one write, though many steps
+    else:
+        split = WriteSplit()
+    literal = StreamResponse(
         status=recording.status or 200,
         headers=_response_headers(recording),
         framing=Framing(split=split, transfer="chunked" if recording.chunked else "close"),
         envelope=None,
         steps=tuple(steps),
     )
+    return _with_named_events(literal, body) if named_events else literal
+
+
+def _with_named_events(literal: StreamResponse, body: bytes) -> StreamResponse:
+    """``literal`` with its whole events as event steps, if its replay keeps every byte
+    (``recorded_events`` checks each event; this checks the body, whatever it missed)."""
+    framing, steps = with_event_steps(literal.steps, literal.framing)
+    named = literal.model_copy(update={"framing": framing, "steps": steps})
+    return named if encode_stream(named).body == body else literal
 
 
 def _read_starts(reads: Sequence[Read]) -> list[int]:

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from ..adapters.mutants import Mutant
 from ..invariants import CATALOGUE
 from ..report import BaselineDiff, fails_gate, format_baseline
 from ..results import CaseResult, RetryWait, RunResult
@@ -162,6 +163,16 @@ def print_totals(console: Console, result: RunResult, diff: BaselineDiff | None 
     totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
     gate = "" if diff is None else f"{diff.headline}; "
     console.print(f"[bold]{'FAILED' if fails_gate(result, diff) else 'OK'}[/]: {gate}{totals}")
+
+
+def render_mutant_list(mutants: Sequence[Mutant]) -> Table:
+    """Every mutant with its bug and the invariants that must catch it, without running any;
+    one whose checkers are not in the catalogue yet says so."""
+    table = Table("mutant", "bug", "targets", "kill table", title="mutants")
+    for mutant in mutants:
+        judged = "[yellow]awaits its checkers[/]" if mutant.awaits_checkers else "judged"
+        table.add_row(mutant.name, visible(mutant.bug), ", ".join(mutant.targets), judged)
+    return table
 
 
 def render_kill_table(rows: Sequence[KillRow]) -> Table:

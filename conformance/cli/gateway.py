@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
@@ -21,10 +22,10 @@ from ..gateway.runner import (
     check_gateway,
     run_gateway,
 )
-from ..lint import RULES, Wire, attempt_wire
+from ..lint import ALL_RULES, Wire, attempt_wire
 from ..results import RunResult
 from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
-from .console import VERDICT_STYLE, print_totals, terminal, visible
+from .console import VERDICT_STYLE, controls_shown, print_totals, terminal, visible
 from .options import (
     ExitCode,
     SetupError,
@@ -161,39 +162,50 @@ def _print_findings_per_rule(console: Console, result: RunResult) -> None:
     default=True,
     show_default=True,
     help="Whether the request asked for usage (stream_options.include_usage), as the "
-    "suite's requests do.",
+    "suite's requests do (chat-completions).",
 )
-def lint(files: tuple[Path, ...], include_usage: bool) -> None:
-    """Check captured SSE against the wire-hazard rules.
+@click.option(
+    "--dialect",
+    type=click.Choice(DIALECT_IDS),
+    default=None,
+    help="The wire of a raw body (a fixture says its own). Default: read from the body, "
+    "named events or a first message_start being anthropic-messages.",
+)
+def lint(files: tuple[Path, ...], include_usage: bool, dialect: DialectId | None) -> None:
+    """Check captured SSE against its dialect's wire rules.
 
     FILE is a fixture (.yaml, .yml, .json: every attempt is linted as the fake provider
-    sends it) or a raw byte dump of a response body (anything else, e.g. the .sse files of
-    `fakeprovider record`). Prints one finding per line with its line and byte offset;
-    exits 1 when there is any finding, 2 when a file cannot be read.
+    sends it, under the fixture's dialect) or a raw byte dump of a response body (anything
+    else, e.g. the .sse files of `fakeprovider record`). Chat-completions bodies are checked
+    against the W rules, Anthropic Messages bodies against the AN wire rules (an index never
+    started or reused, a delta unfit for its block, one end, events after message_stop,
+    message_start first, a block left open, event names, empty data, tool ids and input,
+    usage that decreases). Prints one finding per line with its line and byte offset; exits
+    1 when there is any finding, 2 when a file cannot be read.
     """
     findings = 0
     for path in files:
-        for label, wire in _wires(path):
+        for label, wire in _wires(path, dialect):
             for finding in wire.lint(include_usage=include_usage).findings:
-                rule = RULES[finding.rule]
+                rule = ALL_RULES[finding.rule]
                 findings += 1
-                click.echo(
+                line = (
                     f"{label}:{finding.position.line}: byte {finding.position.offset}: "
-                    f"{finding.rule} {finding.message} (quirk family {rule.quirk_family}: "
-                    f"{', '.join(rule.quirks)})"
+                    f"{finding.rule} {finding.message} ({rule.cited})"
                 )
+                click.echo(controls_shown(line))
     click.echo(f"{findings} finding(s) in {len(files)} file(s)", err=True)
     exit_judged(findings > 0)
 
 
-def _wires(path: Path) -> list[tuple[str, Wire]]:
+def _wires(path: Path, dialect: DialectId | None) -> list[tuple[str, Wire]]:
     """What to lint in a file: each attempt of a fixture, or the raw body of a dump."""
     try:
         if path.suffix not in FIXTURE_SUFFIXES:
-            return [(str(path), Wire(path.read_bytes(), 200, "complete"))]
+            return [(str(path), Wire(path.read_bytes(), 200, "complete", dialect))]
         scenario = load_fixture(path)
         return [
-            (f"{path}#attempt{number}", attempt_wire(attempt))
+            (f"{path}#attempt{number}", attempt_wire(attempt, scenario.dialect))
             for number, attempt in enumerate(scenario.attempts, 1)
         ]
     except FixtureError as error:

@@ -5,7 +5,9 @@ page; ``matrix column NAME`` runs one shim (each tox environment of ``tox -m mat
 its own, since the libraries cannot share one environment); ``matrix render DIR`` builds
 ``DIR/index.html`` and ``reports/compatibility.md`` from the columns saved in DIR.
 
-A column is four saved results: the corpus with the library's retries off, run once and
+A column runs the cases of the dialects its shim's hello declares (an Anthropic client's, the
+``anthropic-messages`` fixtures; any other, the chat corpus). It is four saved results: the
+corpus with the library's retries off, run once and
 judged under each contract (``NAME.harness.json``, ``NAME.interop.json``: the same observed
 behaviour), and its retry column, the ``retry-profile`` fixtures with the library's own
 retry layer on (its shim declares the policy), judged for R under each contract
@@ -133,11 +135,12 @@ def _run_column(
     console = terminal(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
-    console.print(f"{shim.name}: {len(scenarios)} cases, judged under {' and '.join(CONTRACTS)}")
+    contracts = " and ".join(CONTRACTS)
+    console.print(f"{shim.name}: the corpus in its dialects, judged under {contracts}")
     judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS, jobs))
     saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
     if profile:
-        console.print(f"{shim.name}: {len(profile)} cases with its own retry layer")
+        console.print(f"{shim.name}: the retry profile with its own retry layer")
         retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS, jobs))
         saved |= {retry_suffix(contract): retries[contract] for contract in CONTRACTS}
     for suffix, result in saved.items():
@@ -162,9 +165,15 @@ async def _run(
         session = await shim.open(options)
     except AdapterLoadError as error:
         raise SetupError(str(error)) from None
+    spoken = session.hello.spoken_dialects
     try:
         return await run_judged(
-            session, scenarios, options, contracts, invocation=shim.invocation(options), jobs=jobs
+            session,
+            [s for s in scenarios if s.dialect in spoken],
+            options,
+            contracts,
+            invocation=shim.invocation(options),
+            jobs=jobs,
         )
     finally:
         await session.close()

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..adapters.mutants import AWAITING_CHECKERS, MUTANTS
 from ..options import RunOptions
 from ..run.kill_table import kill_table
-from .console import render_kill_table, terminal
+from .console import render_kill_table, render_mutant_list, terminal
 from .options import exit_judged, fixtures_option, jobs_option, selected_scenarios
 
 
@@ -16,18 +17,31 @@ from .options import exit_judged, fixtures_option, jobs_option, selected_scenari
 @fixtures_option
 @click.option("--mutant", "names", multiple=True, help="Only these mutants (repeatable).")
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds per case.")
+@click.option(
+    "--list",
+    "list_only",
+    is_flag=True,
+    help="List every mutant and its targets, those awaiting their checkers too; run none.",
+)
 @jobs_option(
     "Cases in flight at once: the reference adapter's run has N, then N mutants run side "
     "by side, each one case at a time, the longest first."
 )
 def mutants(
-    fixture_paths: tuple[Path, ...], names: tuple[str, ...], timeout: float, jobs: int
+    fixture_paths: tuple[Path, ...],
+    names: tuple[str, ...],
+    timeout: float,
+    list_only: bool,
+    jobs: int,
 ) -> None:
     """Run every mutant of the reference adapter and print the kill table.
 
     Each mutant carries one realistic bug; it must be killed by the invariants it
     targets. Exits 1 if a mutant survives or is killed only by a timeout.
     """
+    if list_only:
+        terminal().print(render_mutant_list([*MUTANTS.values(), *AWAITING_CHECKERS.values()]))
+        return
     scenarios = selected_scenarios(fixture_paths, None)
     options = RunOptions(timeout_s=timeout, transport="in-process")
     rows = kill_table(scenarios, options, names=names or None, focus=True, jobs=jobs)

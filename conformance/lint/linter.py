@@ -1,5 +1,7 @@
 """The lint core (sans-IO): a response body in, wire-hazard findings with positions out.
 
+Chat-completions is linted here; an Anthropic Messages body by ``messages.py``.
+
 Shared by ``conformance lint`` (a captured body or a fixture) and gateway mode (the body a
 gateway re-emitted, beside the upstream's). Besides the findings it says which rules the
 stream *exercised* (tool-call rules only mean something when there are tool calls) and
@@ -12,8 +14,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakeprovider.dialects import DialectId
 from fakeprovider.recording import ClientEnding
 
+from .findings import Finding, LintResult, shown
+from .messages import MessagesLinter, speaks_messages
 from .rules import (
     COMMENT_AS_DATA,
     CONTINUATION_IDENTITY,
@@ -32,26 +37,6 @@ from .scan import Event, Position, Scan, scan
 DONE = "[DONE]"
 
 
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    position: Position
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.position}: {self.rule} {self.message}"
-
-
-@dataclass(frozen=True)
-class LintResult:
-    findings: tuple[Finding, ...]
-    exercised: frozenset[str]
-    failed: bool  # the response reports a failure: an error status, payload or cut
-
-    def of(self, rule_id: str) -> tuple[Finding, ...]:
-        return tuple(finding for finding in self.findings if finding.rule == rule_id)
-
-
 def lint(
     body: bytes,
     *,
@@ -59,23 +44,31 @@ def lint(
     ending: ClientEnding = "complete",
     include_usage: bool = False,
     upstream_failed: bool = False,
+    dialect: DialectId | None = None,
 ) -> LintResult:
-    """Lint one response body.
+    """Lint one response body against its dialect's wire rules.
 
     ``status`` None means no response came at all; ``include_usage`` that the request asked
-    for usage; ``upstream_failed`` that the stream this one re-emits had failed.
+    for usage; ``upstream_failed`` that the stream this one re-emits had failed (both
+    chat-completions only). ``dialect`` None reads it from the body: named events, or a
+    first event of type message_start, are Anthropic Messages.
     """
     if status is None:
         return LintResult((), frozenset({DONE_AFTER_FAILURE.id}), failed=True)
     if not 200 <= status < 300:
         return _lint_error_response(body)
     scanned = scan(body)
+    if dialect == "anthropic-messages" or (dialect is None and speaks_messages(scanned)):
+        messages = MessagesLinter(scanned)
+        messages.read()
+        return messages.result(ending)
     linter = _StreamLinter(end=scanned.end)
     linter.read(scanned)
     return linter.result(ending, include_usage=include_usage, upstream_failed=upstream_failed)
 
 
 def _lint_error_response(body: bytes) -> LintResult:
+    # Any dialect's error body: every provider sends a JSON error object.
     findings = []
     if not isinstance(_json_or_none(body.decode("utf-8", errors="replace")), dict):
         excerpt = body[:60].decode("utf-8", errors="replace")
@@ -95,15 +88,6 @@ def _json_or_none(text: str) -> Any:
 def _is_text(value: object) -> bool:
     """Only a non-empty string establishes a tool call's identity."""
     return isinstance(value, str) and bool(value)
-
-
-def _kind(value: object) -> str:
-    """How a repeated identity value reads in a finding."""
-    if value is None:
-        return "null"
-    if value == "":
-        return '""'
-    return json.dumps(value, ensure_ascii=True)[:40]
 
 
 @dataclass
@@ -213,7 +197,7 @@ class _StreamLinter:
             return  # reported by W1
         expected = len(self.calls) - 1  # this call is already counted
         if not isinstance(index, int) or isinstance(index, bool) or index != expected:
-            message = f"tool call #{expected + 1} at index {_kind(index)}; expected {expected}"
+            message = f"tool call #{expected + 1} at index {shown(index)}; expected {expected}"
             self.flag(TOOL_INDEX, at, message)
 
     def _continuation(
@@ -231,9 +215,9 @@ class _StreamLinter:
             if _is_text(value) and value == first.get(name):
                 what = "repeated"
             elif value is None or value == "":
-                what = f"repeated as {_kind(value)}"
+                what = f"repeated as {shown(value)}"
             else:
-                what = f"changed to {_kind(value)}"
+                what = f"changed to {shown(value)}"
             message = f"tool call #{first['#']} continuation: {name} {what}"
             self.flag(CONTINUATION_IDENTITY, at, message)
 

@@ -1,29 +1,38 @@
-"""The wire-hazard rules: shapes that break clients, most often introduced by gateways.
+"""The wire rules each dialect's lint checks: shapes that break clients.
 
-Each rule has an id, the quirk family of ``shared/reference/anchors.md`` §3 it guards
-against and the quirks it covers. All are SHOULD: a stream breaking one is still
-meaningful to a tolerant client (the reference adapter), but known to break real ones.
+Chat-completions (the W rules): wire hazards most often introduced by gateways, each with
+the quirk family of ``shared/reference/anchors.md`` §3 it guards against and the quirks it
+covers. All are SHOULD: a stream breaking one is still meaningful to a tolerant client (the
+reference adapter), but known to break real ones.
+
+Anthropic Messages (the AN-W rules): the grammar of named events that the real API always
+keeps and gateways and compatible servers break (reference dialects.md §2.2, §8.2), each
+citing the real failures of §4 it guards against and naming the invariant that judges what a
+client makes of the breach (``judged_by``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..verdicts import CatalogueEntry, RuleInfo
+from fakeprovider.dialects import DialectId
+
+from ..verdicts import CatalogueEntry, Level, RuleInfo
 
 
 @dataclass(frozen=True, kw_only=True)
 class LintRule(RuleInfo):
-    quirk_family: str  # the anchors §3 quirk family: A identity, B ids, C index, ...
-    quirks: tuple[str, ...]
+    cited: str  # what a finding line cites: the quirks or real failures the rule guards against
+    dialect: DialectId = "chat-completions"
+    quirk_family: str = ""  # chat: the anchors §3 quirk family: A identity, B ids, C index, ...
+    quirks: tuple[str, ...] = ()
 
     def describe(self) -> CatalogueEntry:
         """The common entry, plus the anchors §3 quirk family and quirks it guards against."""
-        return {
-            **super().describe(),
-            "quirk_family": self.quirk_family,
-            "quirks": list(self.quirks),
-        }
+        entry = super().describe()
+        if self.quirk_family:
+            entry |= {"quirk_family": self.quirk_family, "quirks": list(self.quirks)}
+        return entry
 
 
 def _rule(id: str, quirk_family: str, quirks: tuple[str, ...], statement: str) -> LintRule:
@@ -34,6 +43,7 @@ def _rule(id: str, quirk_family: str, quirks: tuple[str, ...], statement: str) -
         level="SHOULD",
         statement=statement,
         source=f"anchors §3 family {quirk_family} ({', '.join(quirks)})",
+        cited=f"quirk family {quirk_family}: {', '.join(quirks)}",
         quirk_family=quirk_family,
         quirks=quirks,
     )
@@ -120,3 +130,138 @@ RULES: dict[str, LintRule] = {
         FINISH_MISSING,
     )
 }
+
+
+# --- Anthropic Messages ---------------------------------------------------------------------
+
+
+def _messages_rule(id: str, judged_by: str, level: Level, cases: str, statement: str) -> LintRule:
+    return LintRule(
+        id=id,
+        family="AN-W",
+        family_title="Anthropic Messages wire rules",
+        level=level,
+        statement=statement,
+        source=f"reference dialects.md §2.2, §8.2; a client's reading judged by {judged_by}",
+        cited=cases,
+        dialect="anthropic-messages",
+    )
+
+
+BLOCK_NOT_OPEN = _messages_rule(
+    "AN-W1",
+    "AN-G1",
+    "MUST",
+    "§4 A1, A8, A11, A13, A22",
+    "Every content_block_delta and content_block_stop names an index whose block was started "
+    "and is not yet stopped.",
+)
+INDEX_REUSED = _messages_rule(
+    "AN-W2",
+    "AN-G2",
+    "MUST",
+    "§4 A9, A10",
+    "A content_block_start never names an index already used in the message, open or stopped.",
+)
+DELTA_MISFIT = _messages_rule(
+    "AN-W3",
+    "AN-G3",
+    "MUST",
+    "§4 A7, A12",
+    "A delta fits its block: text_delta and citations_delta a text block, input_json_delta "
+    "a tool_use or server_tool_use block, thinking_delta and signature_delta a thinking block.",
+)
+ONE_END = _messages_rule(
+    "AN-W4",
+    "AN-G4",
+    "MUST",
+    "§2.10 (EOF without message_stop: the Python SDK returns the snapshot as complete); §4 E5",
+    "A stream has exactly one end, message_stop or an error event, and a body that ends "
+    "cleanly has one.",
+)
+AFTER_STOP = _messages_rule(
+    "AN-W5",
+    "AN-G5",
+    "MUST",
+    "§4 F1",
+    "Nothing follows message_stop but a tolerated `event: done` or `data: [DONE]`.",
+)
+FIRST_EVENT = _messages_rule(
+    "AN-W6",
+    "AN-G6",
+    "MUST",
+    '§2.10 (both SDKs raise "Unexpected event order")',
+    "The first event other than ping is message_start.",
+)
+LEFT_OPEN = _messages_rule(
+    "AN-W7",
+    "C5",
+    "MUST",
+    "§2.10; SDK fixture incomplete_partial_json_response.txt",
+    "Every started block is stopped before a message_delta with stop_reason end_turn, "
+    "tool_use or stop_sequence (only max_tokens may leave one open).",
+)
+EVENT_NAME = _messages_rule(
+    "AN-W8",
+    "AN-S2",
+    "SHOULD",
+    "§4 F2",
+    "Every event has an `event:` line, and its name is the data's type.",
+)
+EMPTY_DATA = _messages_rule(
+    "AN-W9",
+    "S6",
+    "MUST",
+    "§4 F3, F4",
+    "Every event other than ping carries a JSON object as data: never none, empty or other text.",
+)
+TOOL_INPUT_JSON = _messages_rule(
+    "AN-W10",
+    "C3",
+    "SHOULD",
+    "§4 A3, A19; fine-grained tool streaming may cut JSON only at max_tokens",
+    "The partial_json of a stopped tool block concatenates to JSON (or to nothing, read as {}).",
+)
+USAGE_DECREASES = _messages_rule(
+    "AN-W11",
+    "C4",
+    "MUST",
+    "§4 D1-D7",
+    "Usage counters are cumulative: a message_delta never reports less of a counter than "
+    "an earlier event did (message_start's output_tokens is preliminary, not a floor).",
+)
+TOOL_IDENTITY = _messages_rule(
+    "AN-W12",
+    "T5",
+    "MUST",
+    "§4 A1, A24",
+    "A tool_use block starts with a non-empty string id and name.",
+)
+TOOL_ID_REPEATED = _messages_rule(
+    "AN-W13",
+    "T3",
+    "SHOULD",
+    "§4 A17, A18",
+    "No two tool_use or server_tool_use blocks of a message share an id.",
+)
+
+MESSAGES_RULES: dict[str, LintRule] = {
+    rule.id: rule
+    for rule in (
+        BLOCK_NOT_OPEN,
+        INDEX_REUSED,
+        DELTA_MISFIT,
+        ONE_END,
+        AFTER_STOP,
+        FIRST_EVENT,
+        LEFT_OPEN,
+        EVENT_NAME,
+        EMPTY_DATA,
+        TOOL_INPUT_JSON,
+        USAGE_DECREASES,
+        TOOL_IDENTITY,
+        TOOL_ID_REPEATED,
+    )
+}
+ALL_RULES: dict[str, LintRule] = RULES | MESSAGES_RULES
+"""Every dialect's lint rules by id (the ids never collide: AN- prefixes the Anthropic ones)."""

@@ -5,6 +5,9 @@ editor, so it scans bytes rather than decoded text. UTF-8 never puts a CR or LF 
 a multi-byte character, so splitting lines on bytes is exact. Event dispatch follows the
 WHATWG rules the reference decoder implements: a blank line ends an event, comments and
 other fields carry no data, an event still open when the body ends is never dispatched.
+The ``event:`` field is kept beside each event (a dialect with named events reads it), and
+a named block that never got a data line is kept apart: WHATWG dispatches nothing for it,
+but a client that reads names sees an event without data.
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ class Event:
 
     start: Position
     data: str
+    name: str | None = None  # the last ``event:`` field's value; None: there was none
+    opened: Position | None = None  # its first line, if a field line came before the data
+
+    @property
+    def at(self) -> Position:
+        """Where the event begins: its first ``event:`` or ``data:`` line."""
+        return self.opened or self.start
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,18 @@ class Scan:
     comments: tuple[Comment, ...]
     end: Position  # just past the last byte: where a missing ending would have been
     unterminated: bool  # the body ended inside a line or an event
+    named_without_data: tuple[Event, ...] = ()  # ``event: x`` then a blank line, no data
 
 
 def scan(body: bytes) -> Scan:
     """The dispatched data events and the comments of a whole body."""
     events: list[Event] = []
+    named_without_data: list[Event] = []
     comments: list[Comment] = []
     data: list[str] = []
+    name: str | None = None
     first_data: Position | None = None
+    opened: Position | None = None  # the event's first field line, data or not
     start = len(_BOM) if body.startswith(_BOM) else 0
     number = 1
     for line_end in _LINE_END.finditer(body, start):
@@ -63,15 +77,28 @@ def scan(body: bytes) -> Scan:
         number, start = number + 1, line_end.end()
         if not text:
             if first_data is not None:
-                events.append(Event(first_data, "\n".join(data)))
-            data, first_data = [], None
+                before = opened if opened != first_data else None
+                events.append(Event(first_data, "\n".join(data), name, before))
+            elif name is not None and opened is not None:
+                named_without_data.append(Event(opened, "", name))
+            data, name, first_data, opened = [], None, None, None
             continue
         if text.startswith(":"):
             comments.append(Comment(here, text[1:]))
             continue
-        name, colon, value = text.partition(":")
-        if name == "data":
-            data.append(value.removeprefix(" ") if colon else "")
+        field, colon, value = text.partition(":")
+        value = value.removeprefix(" ") if colon else ""
+        opened = opened or here
+        if field == "data":
+            data.append(value)
             first_data = first_data or here
-    unterminated = start < len(body) or first_data is not None
-    return Scan(tuple(events), tuple(comments), Position(number, len(body)), unterminated)
+        elif field == "event":
+            name = value
+    unterminated = start < len(body) or opened is not None
+    return Scan(
+        tuple(events),
+        tuple(comments),
+        Position(number, len(body)),
+        unterminated,
+        tuple(named_without_data),
+    )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
 from fakeprovider.recording import ClientEnding
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, StreamAttempt
 from fakeprovider.wire import encode_stream, error_body
 
-from .linter import LintResult, lint
+from .findings import LintResult
+from .linter import lint
 
 _PLAN_ENDINGS: dict[str, ClientEnding] = {
     "close": "complete",
@@ -28,6 +30,7 @@ class Wire:
     body: bytes
     status: int | None  # None: the connection failed before any response byte
     ending: ClientEnding
+    dialect: DialectId | None = None  # None: the lint reads it from the body
 
     def lint(self, *, include_usage: bool, upstream_failed: bool = False) -> LintResult:
         return lint(
@@ -36,17 +39,22 @@ class Wire:
             ending=self.ending,
             include_usage=include_usage,
             upstream_failed=upstream_failed,
+            dialect=self.dialect,
         )
 
 
-def attempt_wire(attempt: StreamAttempt | ErrorAttempt | FaultAttempt) -> Wire:
-    """What the fake provider sends for an attempt; raises EncodeError like the encoder."""
+def attempt_wire(
+    attempt: StreamAttempt | ErrorAttempt | FaultAttempt, dialect: DialectId | None = None
+) -> Wire:
+    """What the fake provider sends for an attempt of a ``dialect`` scenario (None: read
+    from the body); raises EncodeError like the encoder."""
     if isinstance(attempt, FaultAttempt):
-        return Wire(b"", None, _FAULT_ENDINGS[attempt.fault])
+        return Wire(b"", None, _FAULT_ENDINGS[attempt.fault], dialect)
     if isinstance(attempt, ErrorAttempt):
-        return Wire(error_body(attempt.error), attempt.error.status, "complete")
+        body = error_body(attempt.error, dialect=dialect or DEFAULT_DIALECT)
+        return Wire(body, attempt.error.status, "complete", dialect)
     plan = encode_stream(attempt.stream)
     ending = _PLAN_ENDINGS[plan.ending]
     if plan.ending == "disconnect" and attempt.stream.framing.transfer == "close":
         ending = "complete"  # without chunked coding, closing is how the body ends
-    return Wire(plan.body, attempt.stream.status, ending)
+    return Wire(plan.body, attempt.stream.status, ending, dialect)

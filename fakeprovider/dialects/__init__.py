@@ -34,11 +34,23 @@ class Dialect:
     """What the dialect's SDKs expect a base URL to end with: OpenAI's append
     ``/chat/completions`` to a base with ``/v1``, Anthropic's ``/v1/messages`` to one
     without."""
+    named_events: bool = False
+    """Its stream is named events scripted as event steps, which a recording keeps."""
 
 
 DIALECTS: dict[DialectId, Dialect] = {
     "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object, "/v1"),
     "anthropic-messages": Dialect(
-        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, ""
+        "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, "", named_events=True
     ),
 }
+
+
+def dialect_of_path(path: str) -> DialectId:
+    """The dialect of a request to ``path`` at any upstream (a real provider, a gateway with
+    a path prefix of its own): the one whose endpoint the path ends with, chat by default.
+    ``path`` has no query string."""
+    for dialect in DIALECTS.values():
+        if path.rstrip("/").endswith("/" + dialect.endpoint):
+            return dialect.id
+    return DEFAULT_DIALECT

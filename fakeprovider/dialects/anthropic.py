@@ -29,6 +29,17 @@ ERROR_TYPES: dict[int, str] = {
 any other status below 500 is an ``invalid_request_error``, from 500 an ``api_error``."""
 
 
+DELTA_BLOCK_TYPES: dict[str, frozenset[str]] = {
+    "text_delta": frozenset({"text"}),
+    "citations_delta": frozenset({"text"}),
+    "input_json_delta": frozenset({"tool_use", "server_tool_use"}),
+    "thinking_delta": frozenset({"thinking"}),
+    "signature_delta": frozenset({"thinking"}),
+}
+"""The block types each delta type of the wire belongs to (the SDK types, reference
+dialects.md §2.2, §2.8); a delta or block type not named here is a newer one."""
+
+
 def error_type(status: int) -> str:
     return ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
 

@@ -1,38 +1,23 @@
 #!/usr/bin/env node
 // The Vercel AI SDK: `streamText` over `@ai-sdk/openai-compatible`, the caller's view being
-// the `fullStream` parts. Text and reasoning are their deltas joined; a call is a
-// `tool-call` part (the SDK's decision that a call happened) with the raw arguments its
-// streamed input carried (`tool-input-delta`s; the parsed `input` only for a call that was
-// not streamed); the turn ends as the `finish` part says. The SDK reports a
-// failure as an `error` part (the HTTP call's, a bad chunk's), not an exception: without a
-// `finish` part, or with `finish: error`, the first error part is the outcome, after what
-// was assembled. An `abort` part is the SDK's own timeout (`timeout.chunkMs`).
+// the `fullStream` parts, read as lib/ai-sdk.js says; all text joined, then all reasoning
+// (chat-completions has one message).
 
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { jsonSchema, streamText, tool } from 'ai';
+import { streamText } from 'ai';
 
+import { readFullStream, sdkTools } from './lib/ai-sdk.js';
 import { Assembled, assembledRun, usageEvent } from './lib/assembled.js';
 import { hello, log, serve } from './lib/protocol.js';
 import { idleMs, modelName, nativePolicy, nativeRetry, packageVersion, toolSchemas, userMessages } from './lib/run.js';
 import { VERCEL_AI } from './lib/retry-policies.js';
 
-/** An `abort` part's reason, as the error a caller would see. */
-class StreamAbortedError extends Error {
-  constructor(reason) {
-    super(reason ?? 'aborted');
-    // The SDK's reason names its own timeout's error ("TimeoutError: Chunk timeout …").
-    this.name = String(reason ?? '').startsWith('TimeoutError') ? 'TimeoutError' : 'AbortError';
-  }
-}
-
 function tools(run) {
-  const entries = toolSchemas(run)
-    .filter((schema) => schema?.type === 'function' && typeof schema.function?.name === 'string')
-    .map(({ function: fn }) => [
-      fn.name,
-      tool({ description: fn.description, inputSchema: jsonSchema(fn.parameters ?? { type: 'object' }) }),
-    ]);
-  return Object.fromEntries(entries);
+  return sdkTools(
+    toolSchemas(run)
+      .filter((schema) => schema?.type === 'function' && typeof schema.function?.name === 'string')
+      .map(({ function: fn }) => ({ name: fn.name, description: fn.description, parameters: fn.parameters })),
+  );
 }
 
 async function assemble(run) {
@@ -50,57 +35,16 @@ async function assemble(run) {
     ...(nativeRetry ? {} : { maxRetries: 0 }),
     onError: ({ error }) => log('error part:', error?.message ?? String(error)),
   });
-  let text = '';
-  let reasoning = '';
-  const inputs = new Map(); // tool call id → its tool-input-delta text
-  const calls = [];
-  let finish = null;
-  let failure = null;
-  for await (const part of result.fullStream) {
-    switch (part.type) {
-      case 'text-delta':
-        text += part.text;
-        break;
-      case 'reasoning-delta':
-        reasoning += part.text;
-        break;
-      case 'tool-input-start':
-        inputs.set(part.id, '');
-        break;
-      case 'tool-input-delta':
-        inputs.set(part.id, (inputs.get(part.id) ?? '') + part.delta);
-        break;
-      case 'tool-call':
-        calls.push({ id: part.toolCallId, name: part.toolName, arguments: argumentsOf(part, inputs) });
-        break;
-      case 'error':
-        failure ??= part.error;
-        break;
-      case 'abort':
-        failure ??= new StreamAbortedError(part.reason);
-        break;
-      case 'finish':
-        finish = part;
-        break;
-      default:
-        break;
-    }
-  }
-  const usage = finish ? usageOf(finish.totalUsage) : null;
-  const failed = !finish || finish.finishReason === 'error';
+  const { blocks, finish, failure } = await readFullStream(result.fullStream);
+  const joined = (type) => blocks.filter((block) => block.type === type).map((block) => block.text).join('');
   return new Assembled({
-    text,
-    reasoning,
-    toolCalls: calls,
-    usage,
+    text: joined('text'),
+    reasoning: joined('reasoning'),
+    toolCalls: blocks.filter((block) => block.type === 'tool-call'),
+    usage: finish ? usageOf(finish.totalUsage) : null,
     finishReason: finish?.rawFinishReason ?? null,
-    failure: failed ? (failure ?? new Error('the stream ended without a finish part')) : null,
+    failure,
   });
-}
-
-function argumentsOf(part, inputs) {
-  if (inputs.has(part.toolCallId)) return inputs.get(part.toolCallId);
-  return typeof part.input === 'string' ? part.input : JSON.stringify(part.input);
 }
 
 function usageOf(usage) {

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing_extensions import override
 
 from conformance.adapters.mutants.core import Emitted, Mutant, MutantAdapter
-from conformance.adapters.reference.sse import SSEDecoder
+from conformance.adapters.reference.sse import SSEDecoder, SSEEvent
 from conformance.events import BlockEnd, Event, Finish, ToolCallBlock, ToolCallDelta
 from conformance.options import RunOptions
 
@@ -26,7 +26,7 @@ class LoneCrIsNoLineEnd(SSEDecoder):
     _line_end = re.compile(r"\r?\n")
 
     @override
-    def _consume(self, text: str) -> list[str]:
+    def _consume(self, text: str) -> list[SSEEvent]:
         payloads = super()._consume(text)
         self._after_cr = False  # a CR is only half of a line end: nothing to skip after it
         return payloads

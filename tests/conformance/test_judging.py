@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import cache
 
 import pytest
+from judged_corpus import judged_fixtures
 from retry_evidence import record
 
 from conformance.events import (
@@ -34,19 +35,18 @@ from conformance.invariants import CATALOGUE
 from conformance.invariants.conforming import conforming_events, conforming_evidence
 from conformance.invariants.evidence import Evidence
 from conformance.invariants.judging import Finding, judge_evidence
-from conformance.options import RunOptions, bundled_fixtures
+from conformance.options import RunOptions
 from conformance.oracle import ExpectedAttempt, ExpectedOutcome, expected_outcome
 from conformance.quirks import admitted_readings
 from conformance.verdicts import ATTENTION, CONTRACTS, AltReading, Contract, Cost
 from fakeprovider.build import ScenarioBuilder, http_error, stream
-from fakeprovider.fixtures import load_fixtures
 from fakeprovider.registry import RequestRecord
 from fakeprovider.scenario import Scenario
 
 
 @cache
 def fixtures() -> dict[str, Scenario]:
-    return {scenario.id: scenario for scenario in load_fixtures([bundled_fixtures()])}
+    return {scenario.id: scenario for scenario in judged_fixtures()}
 
 
 def conforming(fixture: str) -> Evidence:

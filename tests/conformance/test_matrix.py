@@ -17,10 +17,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conformance.adapters.base import load_python_adapter
+from conformance.adapters.base import PythonAdapterSession, load_python_adapter
 from conformance.adapters.mutants import MUTANTS
+from conformance.adapters.thirdparty.common import hello as hello_of
 from conformance.cli import main
+from conformance.cli.matrix import _run as run_column_cases
 from conformance.cli.options import ExitCode
+from conformance.events import Finish, ProtocolDialect, RunCase
 from conformance.options import RunOptions, bundled_fixtures
 from conformance.report.compatibility import (
     FINDINGS,
@@ -452,3 +455,41 @@ def test_a_js_finding_no_longer_seen_is_listed_in_the_closing_note() -> None:
 def test_every_js_finding_names_a_fixture_of_the_corpus() -> None:
     ids = {s.id for s in load_fixtures([bundled_fixtures()])}
     assert {finding.case for finding in JS_FINDINGS} <= ids
+
+
+# --- which cases a column runs ---------------------------------------------------------
+
+
+class _OneDialect:
+    """An adapter that speaks one dialect and ends every case it is handed with a stop."""
+
+    def __init__(self, dialect: ProtocolDialect) -> None:
+        self.hello = hello_of(dialect, "1", reasoning=False, dialects=[dialect])
+
+    def run(self, case: RunCase) -> list[Finish]:
+        return [Finish(reason="stop")]
+
+
+class _ColumnShim:
+    """A matrix column over a ready adapter session."""
+
+    def __init__(self, open_session: Any) -> None:
+        self.name, self._open = "x", open_session
+
+    async def open(self, options: RunOptions) -> Any:
+        return self._open(options)
+
+    def invocation(self, options: RunOptions) -> str:
+        return "--adapter x"
+
+
+def test_a_column_runs_only_the_cases_of_the_dialects_its_shim_speaks() -> None:
+    corpus = {s.id: s for s in load_fixtures([bundled_fixtures()])}
+    mixed = [corpus["tool-name-repeated"], corpus["an-basic-text"]]
+    for dialect, case_id in (
+        ("chat-completions", "tool-name-repeated"),
+        ("anthropic-messages", "an-basic-text"),
+    ):
+        shim = _ColumnShim(lambda _, d=dialect: PythonAdapterSession(_OneDialect(d)))
+        judged = asyncio.run(run_column_cases(shim, mixed, OPTIONS, CONTRACTS, 1))
+        assert [case.case for case in judged["harness"].cases] == [case_id]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, get_args
 
 import pytest
-from judged_corpus import judged_fixtures
 
 from conformance import codes
 from conformance.events import RetryPolicy, TextBlock, ToolCallBlock
+from conformance.options import bundled_fixtures
 from conformance.oracle import (
     SUCCESS_REASONS,
     classify_status,
@@ -25,11 +25,12 @@ from conformance.oracle import (
 from conformance.quirks import recorded_only
 from fakeprovider import wire
 from fakeprovider.build import ScenarioBuilder, stream
+from fakeprovider.fixtures import load_fixtures
 from fakeprovider.playback import prepare
 from fakeprovider.scenario import CANONICAL_CODES, ExpectedFinish, Scenario
 
 POLICY = RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=2000, jitter_ratio=0)
-FIXTURES = [s for s in judged_fixtures() if s.expect is not None]
+FIXTURES = [s for s in load_fixtures([bundled_fixtures()]) if s.expect is not None]
 
 
 @pytest.mark.parametrize("scenario", FIXTURES, ids=[s.id for s in FIXTURES])

@@ -6,7 +6,6 @@ import time
 from typing import get_args
 
 import pytest
-from judged_corpus import judged_fixtures
 
 from conformance.events import BlockEnd, Capabilities, Finish, RetryPolicy
 from conformance.invariants.evidence import ObservedAttempt, outcome_differences
@@ -181,7 +180,7 @@ def test_only_ambiguous_quirks_contest_an_aspect_and_only_with_another_reading()
         assert bool(quirk.contests) == bool(quirk.readings or quirk.unbounded), quirk.id
 
 
-AMBIGUOUS_FIXTURES = [s for s in judged_fixtures() if INFO_TAG in s.tags]
+AMBIGUOUS_FIXTURES = [s for s in load_fixtures([bundled_fixtures()]) if INFO_TAG in s.tags]
 
 
 @pytest.mark.parametrize("scenario", AMBIGUOUS_FIXTURES, ids=[s.id for s in AMBIGUOUS_FIXTURES])

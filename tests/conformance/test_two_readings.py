@@ -353,8 +353,8 @@ def sse_bodies(draw: st.DrawFn) -> bytes:
 def decoded(reads: list[bytes]) -> list[str]:
     """The reference decoder's payloads for a body arriving as ``reads``."""
     decoder = SSEDecoder()
-    payloads = [payload for read in reads for payload in decoder.feed(read)]
-    return payloads + decoder.close()
+    payloads = [event.data for read in reads for event in decoder.feed(read)]
+    return payloads + [event.data for event in decoder.close()]
 
 
 @given(sse_bodies(), st.lists(st.integers(0, 2**16), max_size=6))

@@ -15,14 +15,14 @@ import json
 from pathlib import Path
 
 import pytest
+from judged_corpus import judged_fixtures
 
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.options import RunOptions, bundled_fixtures
+from conformance.options import RunOptions
 from conformance.results import RunResult
 from conformance.run.runner import run_judged
 from conformance.verdicts import CONTRACTS
-from fakeprovider.fixtures import load_fixtures
 
 GOLDEN = Path(__file__).parent / "golden" / "verdicts-without-retry-policy.json"
 Verdicts = dict[str, dict[str, dict[str, str]]]  # adapter → contract → case → "R1:pass …"
@@ -40,7 +40,7 @@ class WithoutRetryLayer(ReferenceAdapter):
 
 
 def current_verdicts() -> Verdicts:
-    fixtures = load_fixtures([bundled_fixtures()])
+    fixtures = judged_fixtures()
     options = RunOptions(transport="in-process")
     adapters = {"reference": ReferenceAdapter(), "retries-off": WithoutRetryLayer()}
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conformance.cli import main as conformance_main
@@ -13,16 +15,21 @@ from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixtures
 
 ANTHROPIC = bundled_fixtures() / "anthropic"
+INVARIANT_ID = re.compile(r"\b(?:AN-)?[A-Z][0-9]+\b")
 
 
 def test_the_anthropic_fixtures_validate_and_are_cited() -> None:
     result = CliRunner().invoke(main, ["validate", str(ANTHROPIC)])
     assert result.exit_code == 0, result.output
     scenarios = load_fixtures([ANTHROPIC])
-    assert len(scenarios) >= 5
+    assert len(scenarios) >= 50  # issue 24, Build 7
     for scenario in scenarios:
         assert scenario.dialect == "anthropic-messages"
         assert scenario.provenance.urls, scenario.id
+        assert scenario.expect is not None, scenario.id
+        # The notes say which invariant the stream exercises, and the tags list it.
+        named = set(INVARIANT_ID.findall(scenario.provenance.notes or ""))
+        assert named & set(scenario.tags), scenario.id
 
 
 def test_show_prints_named_events_and_anthropics_error_body() -> None:
@@ -46,6 +53,47 @@ def test_validate_names_file_field_and_reason_of_a_malformed_one(tmp_path: Path)
     result = CliRunner().invoke(main, ["validate", str(tmp_path)])
     assert result.exit_code == 1
     assert f"{path}:6: attempts[0].stream.steps[0].event_lin: unknown field" in result.output
+
+
+BAD_EVENT_STEPS = {
+    "untyped": (
+        "- event: {index: 0}",
+        "attempts[0].stream.steps[1]: the event has no string 'type' to name its event: line; "
+        "give 'name', or 'event_line: false' for a data-only event",
+    ),
+    "named-without-line": (
+        "- {event: {type: ping}, name: ping, event_line: false}",
+        "attempts[0].stream.steps[1]: 'name' names the event: line that 'event_line: false' "
+        "leaves out",
+    ),
+    "chat-step": (
+        "- chunk: {choices: []}",
+        "attempts[0].stream.steps[1]: chunk steps belong to chat-completions scenarios, and "
+        "this one is anthropic-messages (set the scenario's dialect, or script this wire's "
+        "own steps)",
+    ),
+    "name-over-two-lines": (
+        '- {event: {type: ping}, name: "ping\\ndata: x"}',
+        "attempts[0].stream.steps[1].name: String should match pattern '^[^\\r\\n]*$'",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_EVENT_STEPS))
+def test_both_validators_name_file_line_field_and_reason_of_a_bad_event_step(
+    tmp_path: Path, kind: str
+) -> None:
+    step, reason = BAD_EVENT_STEPS[kind]
+    path = tmp_path / "an-bad-step.yaml"
+    path.write_text(
+        "id: an-bad-step\ndialect: anthropic-messages\nattempts:\n  - stream:\n"
+        f"      steps:\n        - event: {{type: ping}}\n        {step}\n",
+        encoding="utf-8",
+    )
+    for command, status in ((main, 1), (conformance_main, 2)):
+        result = CliRunner().invoke(command, ["validate", str(tmp_path)])
+        assert result.exit_code == status, result.output
+        assert f"{path}:7: {reason}" in result.output
 
 
 def test_schema_knows_the_dialect_and_event_steps() -> None:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import queue
 import signal
@@ -24,14 +25,23 @@ from typing import IO
 
 import httpx
 import pytest
+from pydantic import JsonValue
 from raw_http import post_bytes, split_response
 
 from conformance.options import bundled_fixtures
 from fakeprovider import proxy
-from fakeprovider.build import ScenarioBuilder, stream
+from fakeprovider.build import (
+    MessagesStreamBuilder,
+    ScenarioBuilder,
+    anthropic_error,
+    messages_stream,
+    stream,
+)
+from fakeprovider.dialects.anthropic import EventStep
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (
+    DEFAULT_MIN_PAUSE_MS,
     Read,
     Recording,
     RecordingError,
@@ -44,6 +54,7 @@ from fakeprovider.scenario import (
     DisconnectStep,
     ErrorAttempt,
     FaultAttempt,
+    LiteralStep,
     PauseStep,
     ResetStep,
     Scenario,
@@ -51,7 +62,7 @@ from fakeprovider.scenario import (
     StreamAttempt,
 )
 from fakeprovider.server import ServerThread
-from fakeprovider.wire import WirePlan, encode_stream
+from fakeprovider.wire import BOM, WirePlan, Write, encode_stream
 
 pytestmark = pytest.mark.timeout(60)
 STARTER = bundled_fixtures() / "starter"
@@ -85,14 +96,27 @@ def _cuts(plan: WirePlan) -> set[int]:
 
 
 async def _record_through_proxy(
-    upstream: str, path: str, out_dir: Path, idle_timeout_s: float = 5.0
+    upstream: str,
+    path: str,
+    out_dir: Path,
+    idle_timeout_s: float = 5.0,
+    headers: dict[str, str] | None = None,
+    min_pause_ms: float = DEFAULT_MIN_PAUSE_MS,
 ) -> tuple[bytes, list[Saved]]:
-    """POST through a recording proxy; the bytes the client got and what was saved."""
+    """POST through a recording proxy (with a credential in every ``CREDENTIAL_HEADERS``
+    header unless ``headers`` are given); the bytes the client got and what was saved."""
     saved: list[Saved] = []
-    proxy = RecordingProxy(upstream, out_dir, idle_timeout_s=idle_timeout_s, on_saved=saved.append)
+    proxy = RecordingProxy(
+        upstream,
+        out_dir,
+        idle_timeout_s=idle_timeout_s,
+        min_pause_ms=min_pause_ms,
+        on_saved=saved.append,
+    )
+    if headers is None:
+        headers = {name: f"Bearer {SECRET}" for name in CREDENTIAL_HEADERS}
     async with proxy, httpx.AsyncClient(timeout=10.0) as client:
         received = bytearray()
-        headers = {name: f"Bearer {SECRET}" for name in CREDENTIAL_HEADERS}
         try:
             async with client.stream(
                 "POST", proxy.root_url + path, json={"model": "m"}, headers=headers
@@ -441,6 +465,242 @@ async def _leave_early(upstream: str, out_dir: Path) -> tuple[bytes, Saved]:
         linger.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         writer.close()  # with linger 0: a reset, as a client that gives up
         return received, await asyncio.wait_for(saved.get(), LINE_DEADLINE_S)
+
+
+# --- Anthropic Messages: named events, Anthropic's errors and credentials ------------------
+
+ANTHROPIC_KEY = "sk-ant-api03-do-not-save-me"
+ANTHROPIC_HEADERS = {
+    "x-api-key": ANTHROPIC_KEY,
+    "authorization": f"Bearer {ANTHROPIC_KEY}",
+    "anthropic-version": "2023-06-01",
+    "anthropic-beta": "fine-grained-tool-streaming-2025-05-14",
+}
+
+
+def _messages_text() -> MessagesStreamBuilder:
+    """A text answer with the odd events a recording must keep as they were sent: a
+    data-only event, a name that disagrees with its type, and a ping spaced unlike the rest."""
+    return (
+        messages_stream()
+        .message_start(input_tokens=12)
+        .text_start(0)
+        .ping()
+        .text_delta(0, "Bonjour ")
+        .text_delta(0, "à vous")
+        .data_only()
+        .text_delta(0, " !")
+        .named("content_block_start")
+        .literal('event: ping\ndata: {"type": "ping"}\n\n')
+        .block_stop(0)
+        .message_delta("end_turn", output_tokens=7)
+        .message_stop()
+    )
+
+
+def _record_anthropic(
+    scenario: Scenario, tmp_path: Path, path: str = "/v1/messages"
+) -> tuple[bytes, Saved]:
+    """Record ``scenario`` played by the fake provider, asked with Anthropic's headers;
+    no wait is a pause, so a busy machine's scheduling never cuts an event in two."""
+    with ServerThread(ScenarioRegistry([scenario])) as server:
+        upstream = f"{server.root_url}/{scenario.id}"
+        received, saved = asyncio.run(
+            _record_through_proxy(
+                upstream, path, tmp_path, headers=ANTHROPIC_HEADERS, min_pause_ms=math.inf
+            )
+        )
+    assert len(saved) == 1
+    return received, saved[0]
+
+
+def _replayed_messages(scenario: Scenario) -> httpx.Response:
+    with ServerThread(ScenarioRegistry([scenario])) as server, httpx.Client() as client:
+        return client.post(f"{server.sdk_base_url(scenario.id)}/v1/messages", json={})
+
+
+@pytest.mark.parametrize("path", ["/v1/messages", "/messages"])
+def test_an_anthropic_stream_is_recorded_as_named_events_and_replays_its_bytes(
+    tmp_path: Path, path: str
+) -> None:
+    original = ScenarioBuilder("an-text", dialect="anthropic-messages")
+    original.attempt(_messages_text())
+    scenario = original.build()
+
+    received, saved = _record_anthropic(scenario, tmp_path, path)
+
+    assert saved.fixture is not None and saved.status == 200
+    recorded = load_fixture(saved.fixture)
+    assert recorded.dialect == "anthropic-messages"
+    sent = _plan(scenario).body
+    assert received == saved.dump.read_bytes() == sent
+    assert _plan(recorded).body == sent
+    assert _replayed_messages(recorded).content == sent
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    steps = attempt.stream.steps
+    events = [step for step in steps if isinstance(step, EventStep)]
+    assert [step.event_name() for step in events] == [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        None,  # the data-only event
+        "content_block_start",  # named unlike its content_block_delta data
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert events[5].name == "content_block_start" and events[3].name is None
+    assert events[4].event == {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "à vous"},
+    }
+    # The spaced ping cannot be an event step of this stream's framing: kept literal.
+    assert [step.literal for step in steps if isinstance(step, LiteralStep)] == [
+        'event: ping\ndata: {"type": "ping"}\n\n'
+    ]
+
+
+def test_a_recorded_anthropic_stream_keeps_its_framing_and_write_cuts(tmp_path: Path) -> None:
+    framed = _messages_text().framing(line_ending="crlf", bom=True, json_separators="spaced")
+    scenario = ScenarioBuilder("an-framed", dialect="anthropic-messages")
+    scenario = scenario.attempt(framed.split("fixed", size=7)).build()
+
+    _, saved = _record_anthropic(scenario, tmp_path)
+
+    assert saved.fixture is not None
+    recorded = load_fixture(saved.fixture)
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    framing = attempt.stream.framing
+    assert (framing.line_ending, framing.bom, framing.json_separators) == ("crlf", True, "spaced")
+    assert sum(isinstance(step, EventStep) for step in attempt.stream.steps) >= 9
+    original_plan, recorded_plan = _plan(scenario), _plan(recorded)
+    assert recorded_plan.body == original_plan.body
+    assert _cuts(recorded_plan) <= _cuts(original_plan)
+
+
+def test_an_anthropic_error_is_recorded_with_its_body_and_retry_headers(tmp_path: Path) -> None:
+    error = anthropic_error(
+        529,
+        should_retry=True,
+        retry_after_ms=250,
+        headers={"request-id": "req_011CRecorded"},
+    )
+    scenario = ScenarioBuilder("an-529", dialect="anthropic-messages").attempt(error).build()
+
+    received, saved = _record_anthropic(scenario, tmp_path)
+
+    assert saved.fixture is not None and saved.status == 529
+    recorded = load_fixture(saved.fixture)
+    assert recorded.dialect == "anthropic-messages"
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, ErrorAttempt)
+    assert attempt.error.raw_body is not None
+    assert attempt.error.raw_body.encode() == received
+    assert json.loads(received)["error"]["type"] == "overloaded_error"
+    headers = attempt.error.headers
+    assert headers["x-should-retry"] == "true"
+    assert headers["retry-after-ms"] == "250"
+    assert headers["request-id"] == "req_011CRecorded"
+    replayed = _replayed_messages(recorded)
+    assert (replayed.status_code, replayed.content) == (529, received)
+    assert replayed.headers["x-should-retry"] == "true"
+
+
+def test_an_anthropic_key_leaves_no_trace_in_what_is_saved(tmp_path: Path) -> None:
+    scenario = ScenarioBuilder("an-key", dialect="anthropic-messages")
+    scenario = scenario.attempt(_messages_text()).build()
+
+    _, saved = _record_anthropic(scenario, tmp_path)
+
+    assert saved.fixture is not None
+    text = saved.fixture.read_text(encoding="utf-8")
+    for path in tmp_path.iterdir():
+        assert ANTHROPIC_KEY.encode() not in path.read_bytes(), path.name
+        assert b"sk-ant-" not in path.read_bytes(), path.name
+    assert f"x-api-key: {REDACTED}" in text and f"authorization: {REDACTED}" in text
+    assert "anthropic-version: 2023-06-01" in text  # not a credential: kept, as evidence
+
+
+def test_the_proxy_answers_an_unreachable_upstream_in_the_asked_dialect(tmp_path: Path) -> None:
+    async def ask(path: str) -> JsonValue:
+        proxy = RecordingProxy("http://127.0.0.1:9", tmp_path)
+        async with proxy, httpx.AsyncClient(trust_env=False) as client:
+            answer = await client.post(proxy.root_url + path, json={})
+        assert answer.status_code == 502
+        body: JsonValue = answer.json()
+        return body
+
+    anthropic_body = asyncio.run(ask("/v1/messages"))
+    chat_body = asyncio.run(ask("/v1/chat/completions"))
+
+    assert isinstance(anthropic_body, dict) and anthropic_body["type"] == "error"
+    assert isinstance(anthropic_body["error"], dict)
+    assert anthropic_body["error"]["type"] == "api_error"
+    assert isinstance(chat_body, dict) and "type" not in chat_body
+
+
+def test_recording_chooses_event_steps_by_dialect_and_verifies_every_byte() -> None:
+    body = b'event: ping\ndata: {"type":"ping"}\n\n'
+    chat = recorded_scenario(_recording(Read(body)), "x")
+    anthropic = recorded_scenario(
+        dataclasses.replace(_recording(Read(body)), url="https://api.anthropic.com/v1/messages"),
+        "x",
+    )
+
+    assert chat.dialect == "chat-completions"
+    chat_attempt, anthropic_attempt = chat.attempts[0], anthropic.attempts[0]
+    assert isinstance(chat_attempt, StreamAttempt) and isinstance(anthropic_attempt, StreamAttempt)
+    assert isinstance(chat_attempt.stream.steps[0], LiteralStep)
+    assert anthropic.dialect == "anthropic-messages"
+    assert isinstance(anthropic_attempt.stream.steps[0], EventStep)
+    assert _plan(anthropic).writes == (Write(body),)  # one read: one write, as recorded
+
+
+def test_a_bom_is_framing_unless_a_wait_comes_before_it() -> None:
+    event = b'event: ping\ndata: {"type":"ping"}\n\n'
+    recording = dataclasses.replace(_recording(), url="http://h/v1/messages")
+    at_once = recorded_scenario(
+        dataclasses.replace(recording, reads=(Read(BOM + event), Read(event))), "x"
+    )
+    after_a_wait = recorded_scenario(
+        dataclasses.replace(recording, reads=(Read(BOM + event, 80.0), Read(event))), "x"
+    )
+
+    for scenario in (at_once, after_a_wait):
+        assert _plan(scenario).body == BOM + event + event
+    first, later = at_once.attempts[0], after_a_wait.attempts[0]
+    assert isinstance(first, StreamAttempt) and isinstance(later, StreamAttempt)
+    assert first.stream.framing.bom
+    assert [type(step) for step in first.stream.steps] == [EventStep, EventStep]
+    assert not later.stream.framing.bom  # the wait stays before the first byte
+    assert [type(step) for step in later.stream.steps] == [PauseStep, LiteralStep, EventStep]
+    assert _plan(after_a_wait).writes[0] == Write(BOM + event, 80.0)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        b'event:ping\ndata: {"type":"ping"}\n\n',  # "event:" unspaced beside "data: "
+        b'event: ping\ndata: {"type":"ping", "x":1}\n\n',  # separators of two styles
+        b'event: ping\nid: 7\ndata: {"type":"ping"}\n\n',  # a field events cannot script
+        b'event: ping\ndata: {"type":\ndata: "ping"}\n\n',  # data over two lines
+        b'event: ping\r\ndata: {"type":"ping"}\n\n',  # two line endings
+        b'event: ping\ndata: {"type":"ping","type":"x"}\n\n',  # a repeated key
+        b'event: ping\ndata: ["ping"]\n\n',  # not an object
+    ],
+)
+def test_an_event_that_no_step_reencodes_exactly_stays_literal(event: bytes) -> None:
+    recording = _recording(Read(event))
+    scenario = recorded_scenario(dataclasses.replace(recording, url="http://h/messages"), "x")
+
+    attempt = scenario.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    assert all(isinstance(step, LiteralStep) for step in attempt.stream.steps)
+    assert _plan(scenario).body == event
 
 
 # --- the command ---------------------------------------------------------------------------

@@ -16,18 +16,18 @@ from collections.abc import Callable
 from conformance.options import RunOptions
 
 from .core import Mutant, MutantAdapter
-from .registry import MUTANTS
+from .registry import AWAITING_CHECKERS, MUTANTS
 
-__all__ = ["MUTANTS", "Mutant", "MutantAdapter"]
+__all__ = ["AWAITING_CHECKERS", "MUTANTS", "Mutant", "MutantAdapter"]
 
 
 def __getattr__(name: str) -> Callable[[RunOptions], MutantAdapter]:
     """``conformance.adapters.mutants:<name>``: the factory of the mutant called ``name``."""
-    mutant = MUTANTS.get(name)
+    mutant = MUTANTS.get(name) or AWAITING_CHECKERS.get(name)
     if mutant is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no such mutant)")
     return mutant.factory
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *MUTANTS])
+    return sorted([*globals(), *MUTANTS, *AWAITING_CHECKERS])

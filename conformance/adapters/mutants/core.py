@@ -12,6 +12,7 @@ judged under the interop contract, where a declaration is what retries are held 
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 import httpx
 
 from conformance.adapters.reference.adapter import ReferenceAdapter, RetryLayer
+from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
@@ -29,6 +31,8 @@ from conformance.invariants import CATALOGUE
 from conformance.options import RunOptions
 from conformance.verdicts import Contract
 
+# A dialect invariant's id as the reference proposes them: AN-G1, RS-C2, GW-3.
+_PROPOSED_ID = re.compile(r"(?:AN|RS)-[A-Z][0-9]+|GW-[0-9]+")
 # What a rewrite yields for one event; a dict is the event's JSON form, as an adapter may send.
 Emitted = Event | dict[str, Any]
 Rewrite = Callable[[Event], Sequence[Emitted]]
@@ -47,6 +51,7 @@ class MakeAttempt(Protocol):
         *,
         decoder: Callable[[], SSEDecoder],
         translator: Callable[[], StreamTranslator],
+        anthropic_translator: Callable[[], AnthropicTranslator],
     ) -> Attempt: ...
 
 
@@ -62,19 +67,26 @@ class Mutant:
     bug: str  # one line: what the mutant gets wrong
     targets: tuple[str, ...]  # invariant ids that must fail (non-strict for a SHOULD)
     translator: Callable[[], StreamTranslator] = StreamTranslator
+    anthropic_translator: Callable[[], AnthropicTranslator] = AnthropicTranslator
     decoder: Callable[[], SSEDecoder] = SSEDecoder
     attempt: MakeAttempt = AttemptStream
     retry_layer: RetryLayer = run_with_retries
     rewrite: Rewrite = unchanged
     own_policy: bool = False  # the reference that runs and declares a policy of its own
     misdeclared: Misdeclare | None = None
+    # Its targets are proposed invariants (reference dialects.md §8) whose checkers are not
+    # in the catalogue yet: loadable and listed, but not in the kill table until they are.
+    awaits_checkers: bool = False
 
     def __post_init__(self) -> None:
         unknown = [target for target in self.targets if target not in CATALOGUE]
+        if self.awaits_checkers:
+            unknown = [target for target in unknown if not _PROPOSED_ID.fullmatch(target)]
         if not self.targets or unknown:
             raise ValueError(f"mutant {self.name}: unknown or no target invariants {unknown}")
         swapped = [
             self.translator is not StreamTranslator,
+            self.anthropic_translator is not AnthropicTranslator,
             self.decoder is not SSEDecoder,
             self.attempt is not AttemptStream,
             self.retry_layer is not run_with_retries,
@@ -102,7 +114,14 @@ class Mutant:
         return MutantAdapter(self, options)
 
     def start_attempt(self, client: httpx.AsyncClient, case: RunCase, body: bytes) -> Attempt:
-        return self.attempt(client, case, body, decoder=self.decoder, translator=self.translator)
+        return self.attempt(
+            client,
+            case,
+            body,
+            decoder=self.decoder,
+            translator=self.translator,
+            anthropic_translator=self.anthropic_translator,
+        )
 
 
 class MutantAdapter:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
-from conformance.adapters.reference.sse import SSEDecoder
+from conformance.adapters.reference.sse import SSEDecoder, SSEEvent
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -42,7 +42,7 @@ class PartialLineDropped(SSEDecoder):
     """Each read parsed as whole lines: a line (an event) split across reads is lost."""
 
     @override
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes) -> list[SSEEvent]:
         payloads = super().feed(data)
         self._partial_line = ""
         return payloads
@@ -52,7 +52,7 @@ class DataNeedsSpace(SSEDecoder):
     """`if line.startswith("data: ")`: a `data:` field without its space is not data."""
 
     @override
-    def _take_line(self, line: str) -> str | None:
+    def _take_line(self, line: str) -> SSEEvent | None:
         if line.startswith("data:") and not line.startswith("data: "):
             return None
         return super()._take_line(line)

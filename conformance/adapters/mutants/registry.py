@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conformance.events import BlockEnd, Finish
 
-from . import decoders, retries, rewrites, translators as tr, transport
+from . import anthropic as an, decoders, retries, rewrites, translators as tr, transport
 from .core import Mutant
 
 _ALL = (
@@ -356,3 +356,117 @@ _ALL = (
 )
 
 MUTANTS: dict[str, Mutant] = {mutant.name: mutant for mutant in _ALL}
+
+# Anthropic Messages: one mutant per MUST rule of the dialect (reference dialects.md §8.2),
+# each a one-behaviour change of the reference's Anthropic translator. Their checkers come
+# with the dialect's reader; until the catalogue has them, these stay out of MUTANTS (and so
+# out of the kill table and its test) and are listed by `conformance mutants --list`.
+_AWAITING = (
+    Mutant(
+        "an_delta_to_last_block",
+        "A delta or stop for an index never started lands in the last opened block.",
+        ("AN-G1",),
+        anthropic_translator=an.DeltaToLastBlock,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_restart_reroutes",
+        "A repeated content_block_start opens another block at its index: the two are kept.",
+        ("AN-G2",),
+        anthropic_translator=an.RestartReroutes,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_text_into_tool_block",
+        "A text_delta is appended to whatever block its index names, a tool call included.",
+        ("AN-G3",),
+        anthropic_translator=an.TextIntoToolBlock,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_usage_summed",
+        "message_delta's cumulative usage is added to message_start's.",
+        ("AN-C5",),
+        anthropic_translator=an.UsageSummed,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_signature_dropped",
+        "A thinking block's signature_delta is not kept: the next turn is refused.",
+        ("AN-C2",),
+        anthropic_translator=an.SignatureDropped,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_redacted_dropped",
+        "A redacted_thinking block is skipped as an unknown type.",
+        ("AN-C3",),
+        anthropic_translator=an.RedactedDropped,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_error_event_as_success",
+        "event: error ends the stream as if complete: the partial answer is a success.",
+        ("AN-H2", "AN-G4"),
+        anthropic_translator=an.ErrorEventAsTruncatedSuccess,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_pause_turn_as_stop",
+        "pause_turn is a plain stop: the caller never continues the turn.",
+        ("AN-C6",),
+        anthropic_translator=an.PauseTurnAsStop,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_refusal_as_stop",
+        "refusal is a plain stop.",
+        ("AN-C6",),
+        anthropic_translator=an.RefusalAsStop,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_truncated_call_callable",
+        "max_tokens inside a tool block is read as a tool call to run (finish tool-calls).",
+        ("AN-G8",),
+        anthropic_translator=an.TruncatedCallCallable,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_server_tool_as_client_call",
+        "server_tool_use is reported as a client tool call.",
+        ("AN-T5",),
+        anthropic_translator=an.ServerToolAsClientCall,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_reads_past_message_stop",
+        "Events after message_stop are applied; the body is read to its end.",
+        ("AN-G5",),
+        anthropic_translator=an.ReadsPastMessageStop,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_empty_partial_json_resets",
+        'A call whose partial_json deltas are all "" gets {}, not its start\'s input (TS SDK).',
+        ("AN-C4",),
+        anthropic_translator=an.EmptyPartialJsonResets,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_unknown_block_shifts",
+        "A block of an unknown type becomes an empty text block: later indexes shift.",
+        ("AN-G7",),
+        anthropic_translator=an.UnknownBlockShifts,
+        awaits_checkers=True,
+    ),
+    Mutant(
+        "an_data_only_dropped",
+        "Events are dispatched by their event: name; data-only events are dropped (both SDKs).",
+        ("AN-S2",),
+        anthropic_translator=an.DataOnlyEventsDropped,
+        awaits_checkers=True,
+    ),
+)
+
+AWAITING_CHECKERS: dict[str, Mutant] = {mutant.name: mutant for mutant in _AWAITING}

@@ -14,13 +14,10 @@ from typing import Any
 from typing_extensions import override
 
 from conformance import codes
+from conformance.adapters.reference.blocks import OpenBlock
 from conformance.adapters.reference.chunk import ChoicePart, ToolCallPart, WireChunk
 from conformance.adapters.reference.failure import Failure
-from conformance.adapters.reference.translate import (
-    DONE_SENTINEL,
-    OpenBlock,
-    StreamTranslator,
-)
+from conformance.adapters.reference.translate import DONE_SENTINEL, StreamTranslator
 from conformance.events import BlockEnd, BlockStart, Event, Finish
 
 # --- reading the raw chunk --------------------------------------------------------------

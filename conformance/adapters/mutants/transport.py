@@ -10,6 +10,7 @@ import httpx
 from typing_extensions import override
 
 from conformance import codes
+from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.retry import Attempt
 from conformance.adapters.reference.shell import AttemptStream
@@ -88,8 +89,16 @@ def resend_on_http_error(
     *,
     decoder: Callable[[], SSEDecoder],
     translator: Callable[[], StreamTranslator],
+    anthropic_translator: Callable[[], AnthropicTranslator],
 ) -> Attempt:
     def start() -> AttemptStream:
-        return AttemptStream(client, case, body, decoder=decoder, translator=translator)
+        return AttemptStream(
+            client,
+            case,
+            body,
+            decoder=decoder,
+            translator=translator,
+            anthropic_translator=anthropic_translator,
+        )
 
     return _ResendOnHttpError(start)

@@ -1,13 +1,15 @@
 """The sans-IO core of the bundled reference adapter: bytes and payloads in, events out.
 
 No sockets and no clocks: the I/O shell feeds body bytes to an `AttemptReader` (`SSEDecoder`
-then `StreamTranslator`), classifies HTTP errors with `classify_http_error` and asks
-`decide_retry` whether and when to try again. `ReferenceAdapter` (adapter.py) is the adapter
-built on them: the httpx shell (shell.py) runs one attempt, the retry layer (retry.py)
-sequences attempts.
+then the case's dialect's translator: `StreamTranslator` for chat-completions,
+`AnthropicTranslator` for Anthropic Messages), classifies HTTP errors with
+`classify_http_error` and asks `decide_retry` whether and when to try again.
+`ReferenceAdapter` (adapter.py) is the adapter built on them: the httpx shell (shell.py)
+runs one attempt, the retry layer (retry.py) sequences attempts.
 """
 
 from conformance.adapters.reference.adapter import ReferenceAdapter, factory, own_policy
+from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.attempt import AttemptReader
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import (
@@ -26,6 +28,7 @@ from conformance.adapters.reference.translate import DONE_SENTINEL, StreamTransl
 
 __all__ = [
     "DONE_SENTINEL",
+    "AnthropicTranslator",
     "AttemptReader",
     "Failure",
     "ReferenceAdapter",

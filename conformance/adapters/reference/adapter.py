@@ -26,6 +26,7 @@ from conformance.adapters.reference.retry import (
 )
 from conformance.adapters.reference.retry_policy import declared_policy
 from conformance.adapters.reference.shell import request_body, stream_attempt
+from conformance.adapters.reference.wires import SPOKEN_DIALECTS
 from conformance.events import (
     PROTOCOL_VERSION,
     Capabilities,
@@ -75,6 +76,7 @@ class ReferenceAdapter:
         capabilities=Capabilities(
             deltas=True, reasoning=True, usage=True, retry=True, error_codes=True
         ),
+        dialects=list(SPOKEN_DIALECTS),
     )
 
     def __init__(

@@ -6,11 +6,28 @@ decisions on the same bytes, however the body was split.
 """
 
 from collections.abc import Callable
+from typing import Protocol
 
 from conformance.adapters.reference.failure import Failure
-from conformance.adapters.reference.sse import SSEDecoder
+from conformance.adapters.reference.sse import SSEDecoder, SSEEvent
 from conformance.adapters.reference.translate import StreamTranslator
 from conformance.events import Event
+
+
+class Translator(Protocol):
+    """One dialect's translator: the SSE events of one attempt in, protocol events out."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def finish_arrived(self) -> bool: ...
+
+    def receive(self, event: SSEEvent) -> list[Event]: ...
+
+    def eof(self) -> list[Event]: ...
+
+    def failure(self, code: str, message: str) -> list[Event]: ...
 
 
 class AttemptReader:
@@ -24,14 +41,15 @@ class AttemptReader:
                 break  # [DONE] or an in-stream error: nothing after it is read (S4)
         events += reader.end(failure)
 
-    `decoder` and `translator` build the two halves, so that a mutant can swap either.
+    `decoder` and `translator` build the two halves, so that a mutant can swap either; the
+    translator is the dialect's (chat-completions by default).
     """
 
     def __init__(
         self,
         *,
         decoder: Callable[[], SSEDecoder] = SSEDecoder,
-        translator: Callable[[], StreamTranslator] = StreamTranslator,
+        translator: Callable[[], Translator] = StreamTranslator,
     ) -> None:
         self._decoder = decoder()
         self._translator = translator()
@@ -59,7 +77,7 @@ class AttemptReader:
         events = self._translate(self._decoder.close())
         return events + self._translator.eof()  # without [DONE], truncated (S5)
 
-    def _translate(self, payloads: list[str]) -> list[Event]:
-        if not payloads:
+    def _translate(self, events: list[SSEEvent]) -> list[Event]:
+        if not events:
             return []  # most reads of a finely split body complete no event
-        return [event for payload in payloads for event in self._translator.feed(payload)]
+        return [out for event in events for out in self._translator.receive(event)]

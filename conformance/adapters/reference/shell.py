@@ -12,12 +12,14 @@ from collections.abc import AsyncGenerator, Callable
 import httpx
 
 from conformance import codes
-from conformance.adapters.reference.attempt import AttemptReader
+from conformance.adapters.reference.anthropic import AnthropicTranslator
+from conformance.adapters.reference.attempt import AttemptReader, Translator
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_http_error
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.adapters.reference.translate import StreamTranslator
-from conformance.events import Event, Finish, RunCase
+from conformance.adapters.reference.wires import dialect_of, wire_of
+from conformance.events import Event, Finish, ProtocolDialect, RunCase
 
 MAX_ERROR_BODY_BYTES = 64 * 1024  # enough for any error object; a hostile body is cut here
 
@@ -27,16 +29,13 @@ def request_body(case: RunCase) -> bytes:
     return json.dumps(case.request, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def completions_url(base_url: str) -> str:
-    return f"{base_url.rstrip('/')}/chat/completions"
-
-
 class AttemptStream:
     """One attempt: iterate it (once) for its events; then `failure` tells how it failed.
 
     `failure` stays None after a successful finish. After an error finish it holds the code
     and, for an HTTP error, the provider's Retry-After, which the retry layer needs and the
-    `finish` event does not carry.
+    `finish` event does not carry. The case's dialect picks the wire (wires.py) and which of
+    the translators reads the body.
     """
 
     def __init__(
@@ -48,12 +47,18 @@ class AttemptStream:
         now_epoch_s: Callable[[], float] = time.time,
         decoder: Callable[[], SSEDecoder] = SSEDecoder,
         translator: Callable[[], StreamTranslator] = StreamTranslator,
+        anthropic_translator: Callable[[], AnthropicTranslator] = AnthropicTranslator,
     ) -> None:
         self._client = client
         self._case = case
         self._body = body
         self._now_epoch_s = now_epoch_s
-        self._reader = AttemptReader(decoder=decoder, translator=translator)
+        self._wire = wire_of(case)
+        translators: dict[ProtocolDialect, Callable[[], Translator]] = {
+            "chat-completions": translator,
+            "anthropic-messages": anthropic_translator,
+        }
+        self._reader = AttemptReader(decoder=decoder, translator=translators[dialect_of(case)])
         self.failure: Failure | None = None
 
     def __aiter__(self) -> AsyncGenerator[Event, None]:
@@ -64,7 +69,7 @@ class AttemptStream:
         try:
             async with self._client.stream(
                 "POST",
-                completions_url(self._case.base_url),
+                self._wire.url(self._case.base_url),
                 content=self._body,
                 headers=self._headers(),
                 timeout=self._timeout(),
@@ -94,7 +99,7 @@ class AttemptStream:
 
     def _headers(self) -> dict[str, str]:
         return {
-            "Authorization": f"Bearer {self._case.api_key}",
+            **self._wire.auth_headers(self._case.api_key),
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
         }
@@ -109,7 +114,11 @@ class AttemptStream:
         except (httpx.TransportError, httpx.DecodingError):
             pass  # the status line is the provider's answer; its body is only detail
         return classify_http_error(
-            response.status_code, response.headers, bytes(body), now_epoch_s=self._now_epoch_s()
+            response.status_code,
+            response.headers,
+            bytes(body),
+            now_epoch_s=self._now_epoch_s(),
+            rules=self._wire.errors,
         )
 
     def _fail(self, code: str, message: str) -> None:

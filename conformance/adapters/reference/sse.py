@@ -1,18 +1,29 @@
 """Incremental `text/event-stream` decoding (WHATWG HTML, "Server-sent events"), bytes in.
 
-Only `data` matters to a chat-completions client: `event`, `id`, `retry` and unknown fields are
-parsed and dropped. The decoder is independent of how the body is split into reads.
+Each dispatched event keeps its `data` and its `event` name: a chat-completions client reads
+the data only, an Anthropic Messages one needs the name too (a `ping` may have empty data).
+`id`, `retry` and unknown fields are parsed and dropped. The decoder is independent of how the
+body is split into reads.
 """
 
 import codecs
 import re
+from dataclasses import dataclass
 from typing import ClassVar
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched event: its data lines joined by LF, and its `event` field if it had one."""
+
+    data: str
+    name: str | None = None
+
+
 class SSEDecoder:
-    """Feed body bytes, get the `data` payload of each dispatched event, in order."""
+    """Feed body bytes, get each dispatched event (`SSEEvent`), in order."""
 
     _line_end: ClassVar[re.Pattern[str]] = _LINE_END  # class-level so a variant can narrow it
 
@@ -23,6 +34,7 @@ class SSEDecoder:
         self._partial_line = ""
         self._after_cr = False  # a CR ended the last line; an LF right after it is the same break
         self._data_lines: list[str] = []
+        self._name: str | None = None  # the pending event's `event` field, the last one wins
         self._truncated = False
 
     @property
@@ -34,20 +46,21 @@ class SSEDecoder:
         """
         return self._truncated
 
-    def feed(self, data: bytes) -> list[str]:
-        """Decode one read of the body; return the payloads of the events it completed."""
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        """Decode one read of the body; return the events it completed."""
         return self._consume(self._decoder.decode(data))
 
-    def close(self) -> list[str]:
+    def close(self) -> list[SSEEvent]:
         """End of body. An unterminated event is discarded (WHATWG), so this always returns [];
         it returns a list so that callers can treat it like a final feed()."""
         tail = self._decoder.decode(b"", final=True)  # only U+FFFD for a cut-off character
         self._truncated = bool(self._partial_line or tail or self._data_lines)
         self._partial_line = ""
         self._data_lines = []
+        self._name = None
         return []
 
-    def _consume(self, text: str) -> list[str]:
+    def _consume(self, text: str) -> list[SSEEvent]:
         if not text:
             return []  # e.g. the first bytes of a split character: nothing decoded yet
         if self._after_cr and text.startswith("\n"):
@@ -59,7 +72,7 @@ class SSEDecoder:
             self._after_cr = False
             return []
         buffer = self._partial_line + text
-        payloads: list[str] = []
+        payloads: list[SSEEvent] = []
         start = 0
         for line_end in self._line_end.finditer(buffer):
             payload = self._take_line(buffer[start : line_end.start()])
@@ -71,14 +84,15 @@ class SSEDecoder:
         self._partial_line = buffer[start:]
         return payloads
 
-    def _take_line(self, line: str) -> str | None:
-        """Process one complete line; return a payload when the line dispatches an event."""
+    def _take_line(self, line: str) -> SSEEvent | None:
+        """Process one complete line; return the event when the line dispatches one."""
         if not line:
+            name, self._name = self._name, None  # a name without data goes with its event
             if not self._data_lines:
                 return None  # an event with no data (only comments, ids, ...) dispatches nothing
-            payload = "\n".join(self._data_lines)
+            event = SSEEvent("\n".join(self._data_lines), name)
             self._data_lines = []
-            return payload
+            return event
         if line.startswith(":"):
             return None  # comment, e.g. a keep-alive
         field, colon, value = line.partition(":")
@@ -86,4 +100,6 @@ class SSEDecoder:
             value = value[1:]
         if field == "data":
             self._data_lines.append(value)
+        elif field == "event":
+            self._name = value
         return None

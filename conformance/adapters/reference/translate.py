@@ -7,10 +7,10 @@ only then is the response known to be complete.
 """
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import codes
+from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock, error_finish
 from conformance.adapters.reference.chunk import (
     MalformedChunkError,
     ToolCallPart,
@@ -19,19 +19,14 @@ from conformance.adapters.reference.chunk import (
 )
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_stream_error
+from conformance.adapters.reference.sse import SSEEvent
 from conformance.events import (
-    BlockEnd,
-    BlockStart,
     BlockType,
     Event,
     Finish,
-    ReasoningBlock,
     ReasoningDelta,
-    TextBlock,
     TextDelta,
-    ToolCallBlock,
     ToolCallDelta,
-    Usage,
 )
 
 DONE_SENTINEL = "[DONE]"
@@ -43,27 +38,7 @@ def _reject_constant(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
-@dataclass
-class OpenBlock:
-    """A block opened in this attempt: its fragments so far and, for a tool call, its identity."""
-
-    kind: BlockType
-    fragments: list[str] = field(default_factory=list)
-    call_id: str | None = None
-    name: str | None = None
-
-    def assembled(self) -> TextBlock | ReasoningBlock | ToolCallBlock:
-        joined = "".join(self.fragments)
-        if self.kind == "text":
-            return TextBlock(text=joined)
-        if self.kind == "reasoning":
-            return ReasoningBlock(text=joined)
-        # Only called once identity is complete (checked at [DONE]).
-        assert self.call_id is not None and self.name is not None
-        return ToolCallBlock(id=self.call_id, name=self.name, arguments=joined)
-
-
-class StreamTranslator:
+class StreamTranslator(BlockTranslator):
     """Turns the `data` payloads of one attempt into protocol events.
 
     Feed payloads in order; call `eof()` when the body ends and `failure()` when the transport
@@ -74,25 +49,24 @@ class StreamTranslator:
     `conformance.adapters.mutants` can each override exactly one.
     """
 
+    end_name = DONE_SENTINEL
+
     def __init__(self) -> None:
-        self._blocks: list[OpenBlock] = []  # position == event index, in opening order
+        super().__init__()
         self._text_index: int | None = None
         self._reasoning_index: int | None = None
         self._tool_indexes: dict[str, int] = {}  # wire tool-call key -> event index
         self._pending_reason: str | None = None
-        self._pending_usage: Usage | None = None
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        """A finish was emitted; the caller should stop reading the body."""
-        return self._finished
 
     @property
     def finish_arrived(self) -> bool:
         """The wire sent a finish reason: the response is known to have ended, even if the
         body goes on to end without [DONE]."""
         return self._pending_reason is not None
+
+    def receive(self, event: SSEEvent) -> list[Event]:
+        """One SSE event: a chat-completions client reads its data alone."""
+        return self.feed(event.data)
 
     def feed(self, payload: str) -> list[Event]:
         """One SSE `data` payload."""
@@ -135,23 +109,19 @@ class StreamTranslator:
         """The body ended. Without a complete `[DONE]` event the response is truncated (S5)."""
         return self._fail(codes.STREAM_CLOSED, "SSE stream ended without [DONE]")
 
-    def failure(self, code: str, message: str) -> list[Event]:
-        """The attempt failed outside the payloads (transport error, timeout, abort)."""
-        return self._fail(code, message)
-
     def _apply(self, chunk: WireChunk) -> list[Event]:
         events: list[Event] = []
         for choice in chunk.choices:  # choices merge; their own `index` is not consulted
             if choice.reasoning:
                 index = self._reasoning_index
                 if index is None:
-                    index = self._reasoning_index = self._open("reasoning", events)
+                    index = self._reasoning_index = self._open_kind("reasoning", events)
                 self._blocks[index].fragments.append(choice.reasoning)
                 events.append(ReasoningDelta(index=index, text=choice.reasoning))
             if choice.content:
                 index = self._text_index
                 if index is None:
-                    index = self._text_index = self._open("text", events)
+                    index = self._text_index = self._open_kind("text", events)
                 self._blocks[index].fragments.append(choice.content)
                 events.append(TextDelta(index=index, text=choice.content))
             for part in choice.tool_calls:
@@ -176,7 +146,7 @@ class StreamTranslator:
         and so does another call announced at a key already in use."""
         index = self._tool_indexes.get(part.key)
         if index is None or self._starts_another_call(self._blocks[index], part):
-            index = self._tool_indexes[part.key] = self._open("tool-call", events)
+            index = self._tool_indexes[part.key] = self._open_kind("tool-call", events)
         return index
 
     def _starts_another_call(self, block: OpenBlock, part: ToolCallPart) -> bool:
@@ -201,44 +171,17 @@ class StreamTranslator:
         if block.name is None:
             block.name = part.name
 
-    def _open(self, kind: BlockType, events: list[Event]) -> int:
-        index = len(self._blocks)
-        self._blocks.append(OpenBlock(kind))
-        events.append(BlockStart(index=index, block_type=kind))
-        return index
+    def _open_kind(self, kind: BlockType, events: list[Event]) -> int:
+        return self._open(OpenBlock(kind), events)
 
     def _close(self) -> list[Event]:
-        self._finished = True
-        usage: list[Event] = [] if self._pending_usage is None else [self._pending_usage]
-        unidentified = self._first_unidentified_call()
-        if unidentified is not None:
-            # No block-end at all: closing the other blocks would still report a success-shaped
-            # response, and the usage stays visible because it is yielded, not thrown (T5).
-            return [*usage, _error_finish(codes.MALFORMED_TOOL_CALL, unidentified)]
-        block_ends: list[Event] = [
-            BlockEnd(index=index, block=block.assembled())
-            for index, block in enumerate(self._blocks)
-        ]
-        return [*block_ends, *usage, self._resolved_finish()]
-
-    def _first_unidentified_call(self) -> str | None:
-        for index, block in enumerate(self._blocks):
-            if block.kind != "tool-call":
-                continue
-            missing = [
-                label
-                for label, value in (("id", block.call_id), ("name", block.name))
-                if value is None
-            ]
-            if missing:
-                return f"tool call at index {index} has no {' or '.join(missing)} at [DONE]"
-        return None
+        return self._succeed(self._resolved_finish())
 
     def _resolved_finish(self) -> Finish:
         reason = self._pending_reason or "stop"
         if reason == "stop":
             if not self._has_content():
-                return _error_finish(
+                return error_finish(
                     codes.EMPTY_RESPONSE, "model returned a completed response with no content"
                 )
             return Finish(reason="stop")
@@ -246,25 +189,12 @@ class StreamTranslator:
             return Finish(reason="tool-calls")
         if reason == "length":
             return Finish(reason="max-tokens")
-        return _error_finish(codes.finish_reason_code(reason), f"model stopped: {reason}")
+        return error_finish(codes.finish_reason_code(reason), f"model stopped: {reason}")
 
     def _has_content(self) -> bool:
         """Whether a stop has content (E1): any block at all, reasoning-only and
         whitespace-only text included (E2, E3), and a tool call (E5)."""
         return bool(self._blocks)
-
-    def _fail(self, code: str, message: str) -> list[Event]:
-        if self._finished:
-            return []
-        self._finished = True
-        # A usage the wire already sent is billed whatever happens next: it is reported
-        # before the failure, as at [DONE] (R9), not lost with the attempt.
-        usage: list[Event] = [] if self._pending_usage is None else [self._pending_usage]
-        # Open blocks stay open: an error finish may leave them (G6), and closing them would
-        # present partial output as complete.
-        if code == codes.ABORTED:
-            return [*usage, Finish(reason="aborted", code=code, message=message)]
-        return [*usage, _error_finish(code, message)]
 
 
 def _is_error_payload(document: object) -> bool:
@@ -278,7 +208,3 @@ def _is_error_payload(document: object) -> bool:
         and document.get("error") is not None
         and not document.get("choices")
     )
-
-
-def _error_finish(code: str, message: str) -> Finish:
-    return Finish(reason="error", code=code, message=message)

@@ -5,6 +5,9 @@ registry below names each shim, the library that must be importable for it to ru
 distributions whose versions the compatibility matrix records. A shim runs in the tox
 environment of its extra (``tox -e shim-openai``), never in the main test suite. The
 JavaScript libraries' shims are programs in ``shims/js/`` (:mod:`.node`, ``tox -e shim-js``).
+An Anthropic Messages client's shim declares ``dialects: ["anthropic-messages"]`` (protocol
+1.1) and builds on :mod:`.messages`; ``conformance matrix column`` runs each shim over the
+cases of the dialects it declares.
 """
 
 from __future__ import annotations
@@ -162,6 +165,43 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("mirascope", "openai"),
             "mirascope",
         ),
+        # Anthropic Messages clients (hello.dialects: anthropic-messages).
+        Shim(
+            "anthropic",
+            "anthropic-python messages.stream + get_final_message",
+            "anthropic_sdk",
+            "factory",
+            "anthropic",
+            ("anthropic",),
+            "anthropic",
+        ),
+        Shim(
+            "langchain-anthropic",
+            "langchain-anthropic ChatAnthropic.stream, chunks added up",
+            "langchain_anthropic",
+            "factory",
+            "langchain_anthropic",
+            ("langchain-anthropic", "langchain-core", "anthropic"),
+            "langchain-anthropic",
+        ),
+        Shim(
+            "litellm-anthropic",
+            "litellm.completion anthropic/ route (OpenAI-shaped chunks) + stream_chunk_builder",
+            "litellm",
+            "anthropic_route",
+            "litellm",
+            ("litellm",),
+            "litellm",
+        ),
+        Shim(
+            "pydantic-ai-anthropic",
+            "pydantic-ai AnthropicModel.request_stream",
+            "pydantic_ai_anthropic",
+            "factory",
+            "pydantic_ai",
+            ("pydantic-ai-slim", "anthropic"),
+            "pydantic-ai",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",
@@ -180,6 +220,24 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "@langchain/openai ChatOpenAI.stream, chunks concatenated",
             "langchain-js.js",
             ("@langchain/openai", "@langchain/core", "openai"),
+        ),
+        NodeShim(
+            "anthropic-node",
+            "@anthropic-ai/sdk messages.stream + finalMessage",
+            "anthropic-node.js",
+            ("@anthropic-ai/sdk",),
+        ),
+        NodeShim(
+            "vercel-ai-anthropic",
+            "AI SDK streamText over @ai-sdk/anthropic, fullStream parts",
+            "vercel-ai-anthropic.js",
+            ("ai", "@ai-sdk/anthropic"),
+        ),
+        NodeShim(
+            "langchain-js-anthropic",
+            "@langchain/anthropic ChatAnthropic.stream, chunks concatenated",
+            "langchain-js-anthropic.js",
+            ("@langchain/anthropic", "@langchain/core"),
         ),
     )
 }

@@ -11,9 +11,9 @@ exception becomes one ``thrown`` event with the code of :mod:`.errors`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ...events import (
     PROTOCOL_VERSION,
@@ -26,6 +26,7 @@ from ...events import (
     Finish,
     FinishReason,
     Hello,
+    ProtocolDialect,
     ReasoningBlock,
     RunCase,
     TextBlock,
@@ -77,22 +78,33 @@ class Assembled:
             blocks.append(TextBlock(text=self.text))
         blocks += [
             ToolCallBlock(
-                id=_call_text(c.id), name=_call_text(c.name), arguments=_call_text(c.arguments)
+                id=call_text(c.id), name=call_text(c.name), arguments=call_text(c.arguments)
             )
             for c in self.tool_calls
         ]
         return blocks
 
     def events(self) -> Iterator[Event]:
-        for index, block in enumerate(self.blocks()):
-            yield BlockStart(index=index, block_type=block.type)
-            yield BlockEnd(index=index, block=block)
+        yield from block_events(self.blocks())
         if self.usage is not None:
             yield self.usage
         yield finish_event(self.finish_reason)
 
 
-def _call_text(value: object) -> str:
+class Outcome(Protocol):
+    """What a shim's ``assemble`` returns: the events its library's answer reads as."""
+
+    def events(self) -> Iterator[Event]: ...
+
+
+def block_events(blocks: Iterable[Block]) -> Iterator[Event]:
+    """Each assembled block as a start and its end, in the library's order."""
+    for index, block in enumerate(blocks):
+        yield BlockStart(index=index, block_type=block.type)
+        yield BlockEnd(index=index, block=block)
+
+
+def call_text(value: object) -> str:
     """A call's id, name or arguments as the protocol carries them: text, "" for none. A
     value the library handed over as something else is reported as its JSON text, not
     refused: the library did not crash on it, and whether its caller lost anything is the
@@ -114,16 +126,23 @@ def finish_event(reason: str | None) -> Finish:
 
 
 def usage_event(
-    prompt: int | None, completion: int | None, cached: int | None, reasoning: int | None
+    prompt: int | None,
+    completion: int | None,
+    cached: int | None,
+    reasoning: int | None,
+    written: int | None = None,
 ) -> Usage | None:
-    """Protocol usage (C4: input excludes cached) from the provider's counts."""
+    """Protocol usage (C4: input excludes cached) from the provider's counts, ``prompt``
+    including the cache reads and, when a library counts them (litellm's Anthropic route),
+    the cache writes."""
     if prompt is None or completion is None:
         return None
     return Usage(
-        input_tokens=prompt - (cached or 0),
+        input_tokens=prompt - (cached or 0) - (written or 0),
         output_tokens=completion,
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
+        cache_write_tokens=written,
     )
 
 
@@ -140,10 +159,12 @@ def hello(
     reasoning: bool,
     usage: bool = True,
     retry_policy: DeclaredRetryPolicy | None = None,
+    dialects: list[ProtocolDialect] | None = None,
 ) -> Hello:
     """The handshake every shim sends: assembled blocks only, failures classified by the
     shared table. No retry layer, unless ``retry_policy`` declares the one the library runs
-    (pass :func:`native_policy`'s answer): a layer of its own, never the case's policy."""
+    (pass :func:`native_policy`'s answer): a layer of its own, never the case's policy.
+    ``dialects`` (protocol 1.1) names the wire the library reads; absent, chat-completions."""
     return Hello(
         protocol=PROTOCOL_VERSION,
         name=name,
@@ -156,6 +177,7 @@ def hello(
             error_codes=True,
         ),
         retry_policy=retry_policy,
+        dialects=dialects,
     )
 
 
@@ -246,7 +268,7 @@ class SyncShim:
 
     hello: Hello
 
-    def assemble(self, case: RunCase) -> Assembled:
+    def assemble(self, case: RunCase) -> Outcome:
         raise NotImplementedError
 
     def run(self, case: RunCase) -> Iterator[Event]:
@@ -263,7 +285,7 @@ class AsyncShim:
 
     hello: Hello
 
-    async def assemble(self, case: RunCase) -> Assembled:
+    async def assemble(self, case: RunCase) -> Outcome:
         raise NotImplementedError
 
     async def run(self, case: RunCase) -> AsyncIterator[Event]:

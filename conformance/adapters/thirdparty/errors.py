@@ -3,10 +3,14 @@
 Exceptions are matched by class name along the MRO, so this module imports no third-party
 library. A library's own wrapper is looked through (its cause chain, litellm's
 ``original_exception``); an HTTP status carried by the exception is classified exactly as
-the oracle classifies it. Anything unknown gets no code: ``thrown`` is non-strict either way.
+the oracle classifies it. An Anthropic error body the exception keeps (an ``event: error``
+raised on a 200 response) is classified by the status its ``error.type`` stands for. Anything
+unknown gets no code: ``thrown`` is non-strict either way.
 """
 
 from __future__ import annotations
+
+from fakeprovider.dialects.anthropic import ERROR_TYPES
 
 from ...codes import (
     EMPTY_RESPONSE,
@@ -52,6 +56,8 @@ _UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON err
 # mirascope's refusal of a call that opens without its id or name: T5's.
 _UNIDENTIFIED = ("Missing id for tool call", "Missing name for tool call")
 _MAX_DEPTH = 5
+# Anthropic's error.type → the HTTP status it is sent with (the fake provider's table).
+_ANTHROPIC_STATUS = {kind: status for status, kind in ERROR_TYPES.items()}
 
 
 def error_code(error: BaseException) -> str | None:
@@ -92,7 +98,7 @@ def _own_code(error: BaseException) -> str | None:
     by_name = next((_BY_NAME[name] for name in names if name in _BY_NAME), None)
     if by_name is not None and by_name != SERVER:
         return by_name
-    status = _status(error)
+    status = _status(error) or _anthropic_status(error)
     if status is not None:
         return classify_status(status, message)
     if by_name is not None:
@@ -103,9 +109,20 @@ def _own_code(error: BaseException) -> str | None:
 
 
 def _status(error: BaseException) -> int | None:
-    """An HTTP status the exception carries, or the numeric code of an error frame."""
+    """An error HTTP status the exception carries, or the numeric code of an error frame. A
+    2xx is the status of a body that failed later (the Anthropic SDK raises an ``event:
+    error`` with its response's 200): it says nothing about the failure."""
     for attribute in ("status_code", "status", "code"):
         value = getattr(error, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+        if isinstance(value, int) and not isinstance(value, bool) and 300 <= value <= 599:
             return value
     return None
+
+
+def _anthropic_status(error: BaseException) -> int | None:
+    """The status an Anthropic error body's ``error.type`` stands for (``overloaded_error``:
+    529), when the exception keeps the body (``body``, the Anthropic SDK's and litellm's)."""
+    body = getattr(error, "body", None)
+    inner = body.get("error") if isinstance(body, dict) else None
+    kind = inner.get("type") if isinstance(inner, dict) else None
+    return _ANTHROPIC_STATUS.get(kind) if isinstance(kind, str) else None

@@ -1,9 +1,14 @@
 """litellm: ``litellm.completion(stream=True)`` chunks rebuilt by ``stream_chunk_builder``.
 
-Two columns: the ``openai/`` route (openai-python underneath) and ``hosted_vllm/`` (litellm's
-own httpx handler and SSE line parser). ``stream_chunk_builder`` estimates usage with a
-local tokenizer when the provider sent none, so usage is only reported when some chunk
-carried it (real-adapters.md §3.3).
+Three columns: the ``openai/`` route (openai-python underneath), ``hosted_vllm/`` (litellm's
+own httpx handler and SSE line parser), and ``anthropic/``, an Anthropic Messages client: its
+own handler reads the Anthropic events (``llms/anthropic/chat/handler.py``
+``ModelResponseIterator``) and hands its caller OpenAI-shaped chunks, which are what this
+column reports, rebuilt the same way. Its run line's ``base_url`` has no ``/v1``: litellm
+appends ``v1/messages`` (``main.py`` ``_complete_anthropic``, ``ensure_api_route``).
+
+``stream_chunk_builder`` estimates usage with a local tokenizer when the provider sent none,
+so usage is only reported when some chunk carried it (real-adapters.md §3.3).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 import litellm
 
-from ...events import RunCase
+from ...events import ProtocolDialect, RunCase
 from ...options import RunOptions
 from .common import (
     Assembled,
@@ -29,6 +34,7 @@ from .common import (
     usage_event,
     user_messages,
 )
+from .messages import DIALECTS, anthropic_messages, max_tokens, openai_tools
 from .retry_policies import NO_RETRIES, openai_sdk
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
@@ -37,33 +43,44 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at i
 # openai client `max_retries = inference_params.pop("max_retries", 2)`
 # (litellm/llms/openai/openai.py), openai-python's default loop. hosted_vllm/: litellm's own
 # HTTP handler, which retries only when `num_retries` is set (litellm.num_retries is None,
-# litellm/__init__.py; main.py passes it on as max_retries only when given).
-NATIVE_POLICIES = {"openai": openai_sdk(), "hosted_vllm": NO_RETRIES}
+# litellm/__init__.py; main.py passes it on as max_retries only when given). anthropic/: the
+# same own handler, handed no retry count at all (main.py _complete_anthropic).
+NATIVE_POLICIES = {"openai": openai_sdk(), "hosted_vllm": NO_RETRIES, "anthropic": NO_RETRIES}
 
 
 class LitellmShim(SyncShim):
+    dialects: list[ProtocolDialect] | None = None  # chat-completions
+
     def __init__(self, options: RunOptions, route: str) -> None:
         self.hello = hello(
             f"litellm {route}/",
             metadata.version("litellm"),
             reasoning=True,
             retry_policy=native_policy(options, NATIVE_POLICIES[route]),
+            dialects=self.dialects,
         )
         self.route = route
         self.native_retry = native_retry(options)
 
+    def request(self, case: RunCase) -> dict[str, Any]:
+        """The completion keywords the run line's request stands for."""
+        return {
+            "messages": user_messages(case),
+            "tools": tool_schemas(case),
+            "stream_options": case.request.get("stream_options"),
+        }
+
     def assemble(self, case: RunCase) -> Assembled:
         retries: dict[str, Any] = {} if self.native_retry else {"max_retries": 0, "num_retries": 0}
-        messages = user_messages(case)
+        request = self.request(case)
+        messages = request["messages"]
         stream = litellm.completion(
             model=f"{self.route}/{model_name(case)}",
             api_base=case.base_url,
             api_key=case.api_key,
-            messages=messages,
-            tools=tool_schemas(case),
             stream=True,
-            stream_options=case.request.get("stream_options"),
             timeout=case.idle_timeout_s,
+            **request,
             **retries,
         )
         chunks = list(stream)
@@ -102,7 +119,25 @@ def _usage(usage: Any) -> Any:
         integer(usage.completion_tokens),
         integer(getattr(prompt_details, "cached_tokens", None)),
         integer(getattr(completion_details, "reasoning_tokens", None)),
+        integer(getattr(prompt_details, "cache_write_tokens", None)),
     )
+
+
+class LitellmAnthropicShim(LitellmShim):
+    """The anthropic/ route: an Anthropic body in, the chunks litellm hands its caller out."""
+
+    dialects = DIALECTS
+
+    def request(self, case: RunCase) -> dict[str, Any]:
+        # litellm's caller speaks chat-completions: the Anthropic tools as functions, usage
+        # asked for as a chat caller asks for it.
+        tools = openai_tools(case)
+        return {
+            "messages": anthropic_messages(case),
+            "max_tokens": max_tokens(case),
+            "stream_options": {"include_usage": True},
+            **({"tools": tools} if tools else {}),
+        }
 
 
 def openai_route(options: RunOptions) -> LitellmShim:
@@ -111,3 +146,7 @@ def openai_route(options: RunOptions) -> LitellmShim:
 
 def hosted_vllm_route(options: RunOptions) -> LitellmShim:
     return LitellmShim(options, "hosted_vllm")
+
+
+def anthropic_route(options: RunOptions) -> LitellmShim:
+    return LitellmAnthropicShim(options, "anthropic")

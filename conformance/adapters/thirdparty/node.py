@@ -1,4 +1,5 @@
-"""Shims for JavaScript libraries: programs in ``shims/js/`` that speak protocol v1.
+"""Shims for JavaScript libraries: programs in ``shims/js/`` that speak protocol v1 (1.1,
+``dialects``, for the Anthropic clients).
 
 They need a Node.js of at least :data:`MIN_NODE_MAJOR` and the packages that
 ``shims/js/package-lock.json`` pins; ``scripts/install-js-shims`` installs both, the Node

@@ -96,12 +96,14 @@ def _assembled(response: Any) -> Assembled:
         text="".join(texts) or None,
         reasoning="".join(thoughts) or None,
         tool_calls=calls,
-        usage=_usage(response.usage),
+        usage=measured_usage(response.usage),
         finish_reason=details.get("finish_reason"),
     )
 
 
-def _usage(usage: Any) -> Any:
+def measured_usage(usage: Any) -> Any:
+    """pydantic-ai's usage, its ``input_tokens`` including the cache reads and writes it
+    counts; none when it marks the request unmeasured (the provider sent no usage)."""
     if usage is None or usage.unmeasured_requests:
         return None
     reasoning = (usage.details or {}).get("reasoning_tokens")
@@ -110,6 +112,7 @@ def _usage(usage: Any) -> Any:
         integer(usage.output_tokens),
         integer(usage.cache_read_tokens) if usage.cache_read_tokens else None,
         integer(reasoning),
+        integer(usage.cache_write_tokens) if usage.cache_write_tokens else None,
     )
 
 

@@ -42,5 +42,38 @@ def openai_sdk(max_retries: int = OPENAI_SDK_MAX_RETRIES) -> DeclaredRetryPolicy
     )
 
 
+ANTHROPIC_SDK_MAX_RETRIES = 2
+
+
+def anthropic_sdk(max_retries: int = ANTHROPIC_SDK_MAX_RETRIES) -> DeclaredRetryPolicy:
+    """anthropic-python 2.15's loop, the same Stainless rules but one: a directed wait is
+    never capped. In ``anthropic/``:
+
+    - ``_constants.py:11,14-15``: ``DEFAULT_MAX_RETRIES = 2``, ``INITIAL_RETRY_DELAY = 0.5``,
+      ``MAX_RETRY_DELAY = 8.0``;
+    - ``_base_client.py:939-972`` ``_should_retry``: ``x-should-retry: true|false`` decides,
+      else 408, 409, 429 and every status >= 500 (so 529 ``overloaded_error``);
+    - ``_base_client.py:974-997, 1466-1474``: a timeout or a connection error before the
+      response (``APITimeoutError`` is an ``APIConnectionError``) is retried; the loop
+      (1276-1349) returns at the headers, so an ``event: error`` in the body is not;
+    - ``_base_client.py:879-911`` ``_parse_retry_after_header``: ``retry-after-ms``, then
+      ``retry-after`` (seconds, then an HTTP date); ``913-937`` ``_calculate_retry_timeout``:
+      any such wait over 0 is waited exactly (up to 4 294 967 s, a ``time.sleep`` limit, no
+      60 s cap as in earlier releases), otherwise ``min(0.5 * 2**n, 8) * (1 - 0.25 *
+      random())`` s, n the retries made: 0.375 s to 8 s.
+    """
+    return DeclaredRetryPolicy(
+        max_retries=max_retries,
+        statuses=[408, 409, 429, "5xx"],
+        codes=[TRANSPORT, TIMEOUT],
+        mid_stream=False,
+        backoff_min_s=0.375,
+        backoff_max_s=8.0,
+        retry_after=["retry-after-ms", "retry-after"],
+        retry_after_max_s=None,
+        should_retry_header=True,
+    )
+
+
 NO_RETRIES = DeclaredRetryPolicy(max_retries=0, backoff_min_s=0.0, backoff_max_s=0.0)
 """A library whose default makes one request and no retry."""

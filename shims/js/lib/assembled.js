@@ -30,12 +30,17 @@ export class Assembled {
   }
 
   *events() {
-    for (const [index, block] of this.blocks().entries()) {
-      yield { type: 'block-start', index, block_type: block.type };
-      yield { type: 'block-end', index, block };
-    }
+    yield* blockEvents(this.blocks());
     if (this.usage) yield this.usage;
     yield this.failure ? failureEvent(this.failure) : finishEvent(this.finishReason);
+  }
+}
+
+/** Each assembled block as a start and its end, in the library's order. */
+export function* blockEvents(blocks) {
+  for (const [index, block] of blocks.entries()) {
+    yield { type: 'block-start', index, block_type: block.type };
+    yield { type: 'block-end', index, block };
   }
 }
 
@@ -43,7 +48,7 @@ export class Assembled {
  * the library handed over as something else (an object for arguments, a number for an id)
  * is reported as its JSON text, not refused: the library did not crash on it, and whether
  * its caller lost anything is the invariants' to judge, as in the Python shims. */
-function callText(value) {
+export function callText(value) {
   if (value == null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }

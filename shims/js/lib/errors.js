@@ -2,7 +2,8 @@
 // conformance/adapters/thirdparty/errors.py: matched by class name along the prototype
 // chain (and the AI SDK's `AI_…` name), through what a wrapper carries (`lastError`,
 // `cause`); an HTTP status the error carries is classified as the oracle classifies it
-// (conformance/oracle/http_errors.py). Anything unknown gets no code: a crash.
+// (conformance/oracle/http_errors.py), and so is the status an Anthropic error body's type
+// stands for. Anything unknown gets no code: a crash.
 
 // Most specific first: a name found earlier along the prototype chain wins.
 const BY_NAME = {
@@ -27,6 +28,21 @@ const END_WITHOUT_FINISH = [
 ];
 const NOTHING_SENT = 'request ended without sending any chunks'; // openai-node
 const MAX_DEPTH = 5;
+// Anthropic's error.type → the HTTP status it is sent with (fakeprovider/dialects/anthropic.py
+// ERROR_TYPES): an `event: error` carries no status of its own (@anthropic-ai/sdk throws an
+// APIError with the body and no status, core/streaming.mjs:49-52).
+const ANTHROPIC_STATUS = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
 
 const QUOTA_WORDING =
   /insufficient[ _-](quota|balance|credits?)|(quota|usage limit)[ _-](exceeded|exhausted|reached)|exceed(ed|s)? (your |the )?(current )?quota|(balance|credits?) (exhausted|depleted)|out of (credits?|budget)/i;
@@ -82,7 +98,7 @@ function ownCode(error) {
   const byName = all.map((name) => BY_NAME[name]).find(Boolean);
   if (byName && byName !== 'SERVER') return byName;
   if (TRANSPORT_CODES.has(error.code)) return 'TRANSPORT';
-  const status = httpStatus(error);
+  const status = httpStatus(error) ?? anthropicStatus(error);
   if (status !== null) return classifyStatus(status, `${message} ${error.responseBody ?? ''}`);
   if (byName) return byName;
   return all.some((name) => PROVIDER_ERRORS.has(name)) ? 'SERVER' : null;
@@ -96,4 +112,11 @@ function httpStatus(error) {
     if (Number.isInteger(value) && value >= 300 && value <= 599) return value;
   }
   return null;
+}
+
+/** The status an Anthropic error body's `error.type` stands for (`overloaded_error`: 529),
+ * when the error keeps the body (@anthropic-ai/sdk's APIError: `error`). */
+function anthropicStatus(error) {
+  const kind = error.error?.error?.type;
+  return typeof kind === 'string' && Object.hasOwn(ANTHROPIC_STATUS, kind) ? ANTHROPIC_STATUS[kind] : null;
 }

@@ -1,4 +1,4 @@
-// Adapter protocol v1 over stdio, shared by every shim: `hello`, then for each `run` line
+// Adapter protocol v1 (1.1 with `dialects`) over stdio, shared by every shim: `hello`, then for each `run` line
 // the shim's events and `end`, until EOF on stdin.
 
 import { writeSync } from 'node:fs';
@@ -10,14 +10,16 @@ export const PROTOCOL_VERSION = 1;
 
 /** The handshake of a shim: assembled blocks only, failures classified by lib/errors.js. No
  * retry layer, unless `retryPolicy` declares the one the library runs (pass `nativePolicy`'s
- * answer, lib/run.js): a layer of its own, never the case's policy. */
-export function hello(name, version, { reasoning, retryPolicy = null }) {
+ * answer, lib/run.js): a layer of its own, never the case's policy. `dialects` (protocol
+ * 1.1) names the wire the library reads; absent, chat-completions. */
+export function hello(name, version, { reasoning, retryPolicy = null, dialects = null }) {
   const message = {
     type: 'hello',
     protocol: PROTOCOL_VERSION,
     name,
     version,
     capabilities: { deltas: false, reasoning, usage: true, retry: retryPolicy !== null, error_codes: true },
+    ...(dialects === null ? {} : { dialects }),
   };
   return retryPolicy === null ? message : { ...message, retry_policy: retryPolicy };
 }

@@ -88,3 +88,24 @@ export const LANGCHAIN_JS = Object.freeze({
   retry_after: [],
   should_retry_header: false,
 });
+
+/** @anthropic-ai/sdk 1.15's loop (@anthropic-ai/sdk/client.mjs), the openai-node rules but
+ * the cap:
+ * - 170: maxRetries defaults to 2;
+ * - 848-882 `shouldRetry`: `x-should-retry: true|false` decides, else 408, 409, 429, >= 500
+ *   (529 `overloaded_error` included); the 401 refresh before it is for OAuth tokens only;
+ * - 657-694: a connection error or a timeout before the response is retried; the loop ends
+ *   with the headers, so an `event: error` in the body is not;
+ * - 884-913 `retryRequest`: `retry-after-ms`, then `retry-after` (seconds or an HTTP date),
+ *   waited exactly when over 0 and under 2**31 ms (a timer's limit): no cap a policy can name;
+ * - 915-923: min(0.5 * 2**n, 8) * (1 - 0.25 * random()) s, n the retries made: 0.375-8 s. */
+export const ANTHROPIC_NODE = Object.freeze({
+  max_retries: 2,
+  statuses: [408, 409, 429, '5xx'],
+  codes: ['TRANSPORT', 'TIMEOUT'],
+  mid_stream: false,
+  backoff_min_s: 0.375,
+  backoff_max_s: 8.0,
+  retry_after: ['retry-after-ms', 'retry-after'],
+  should_retry_header: true,
+});

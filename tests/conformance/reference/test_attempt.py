@@ -7,6 +7,7 @@ import pytest
 
 from conformance.adapters.mutants.translators import EofIsDone
 from conformance.adapters.reference import AttemptReader, Failure, SSEDecoder
+from conformance.adapters.reference.sse import SSEEvent
 from conformance.events import (
     BlockEnd,
     BlockStart,
@@ -137,10 +138,10 @@ def test_the_translator_is_injectable() -> None:
 class _TailDispatched(SSEDecoder):
     """A decoder whose close() dispatches the unterminated event, as some clients do."""
 
-    def close(self) -> list[str]:
+    def close(self) -> list[SSEEvent]:
         tail = self._partial_line.removeprefix("data: ")
         super().close()
-        return [tail] if tail else []
+        return [SSEEvent(tail)] if tail else []
 
 
 def test_the_decoder_is_injectable_and_its_close_is_a_final_feed() -> None:

@@ -3,14 +3,19 @@
 import pytest
 
 from conformance.adapters.reference import SSEDecoder
+from conformance.adapters.reference.sse import SSEEvent
+
+
+def data_of(events: list[SSEEvent]) -> list[str]:
+    return [event.data for event in events]
 
 
 def decode(*reads: bytes) -> list[str]:
     decoder = SSEDecoder()
     payloads: list[str] = []
     for read in reads:
-        payloads += decoder.feed(read)
-    return payloads + decoder.close()
+        payloads += data_of(decoder.feed(read))
+    return payloads + data_of(decoder.close())
 
 
 def decode_bytewise(stream: bytes) -> list[str]:
@@ -57,8 +62,8 @@ def test_cr_and_lf_split_across_reads_are_one_line_ending() -> None:
 
 def test_cr_at_end_of_read_ends_the_line_immediately() -> None:
     decoder = SSEDecoder()
-    assert decoder.feed(b"data: a\r\r") == ["a"]
-    assert decoder.feed(b"\ndata: b\n\n") == ["b"]  # this LF only completes the second CR
+    assert data_of(decoder.feed(b"data: a\r\r")) == ["a"]
+    assert data_of(decoder.feed(b"\ndata: b\n\n")) == ["b"]  # this LF only completes the second CR
 
 
 def test_empty_reads_do_not_disturb_a_pending_cr() -> None:
@@ -117,7 +122,7 @@ def test_invalid_utf8_becomes_replacement_character() -> None:
 
 def test_complete_stream_is_not_truncated() -> None:
     decoder = SSEDecoder()
-    assert decoder.feed(b"data: [DONE]\n\n: trailing comment\n") == ["[DONE]"]
+    assert data_of(decoder.feed(b"data: [DONE]\n\n: trailing comment\n")) == ["[DONE]"]
     assert decoder.close() == []
     assert not decoder.truncated
 
@@ -142,3 +147,9 @@ def test_unterminated_event_is_never_dispatched(stream: bytes) -> None:
 def test_events_after_done_are_still_decoded_for_the_caller_to_ignore() -> None:
     # Stopping at [DONE] is the translator's job (S4); the decoder stays a plain parser.
     assert decode(b"data: [DONE]\n\ndata: late\n\n") == ["[DONE]", "late"]
+
+
+def test_an_event_keeps_its_name_and_a_name_never_outlives_its_event() -> None:
+    decoder = SSEDecoder()
+    stream = b"event: ping\ndata:\n\nevent: lost\n\ndata: {}\n\nevent: a\nevent: b\ndata: x\n\n"
+    assert decoder.feed(stream) == [SSEEvent("", "ping"), SSEEvent("{}"), SSEEvent("x", "b")]
