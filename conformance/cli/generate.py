@@ -120,7 +120,7 @@ def _open_runner(
     "dialects",
     multiple=True,
     type=click.Choice(DIALECT_IDS),
-    help="Only cases of this wire (repeatable); default: every dialect the adapter speaks.",
+    help="Cases of this wire (repeatable); default: chat-completions, as before dialects.",
 )
 @click.option(
     "--hypothesis-profile",
@@ -157,12 +157,14 @@ def fuzz(
 ) -> None:
     """Generate adversarial streams per invariant family and dialect; shrink every failure.
 
-    A family's cases speak each dialect the adapter speaks (or those of --dialect): the same
-    invariants judged on another wire. A generated case fails on any failing verdict,
-    headlined by the invariant that owns its root cause; non-strict verdicts fail only with
-    --strict. Exits 0 when every family's property holds.
+    A family's cases speak chat-completions, or each dialect of --dialect: the same
+    invariants judged on another wire (n/a for a dialect the adapter does not declare). A
+    generated case fails on any failing verdict, headlined by the invariant that owns its
+    root cause; non-strict verdicts fail only with --strict. Exits 0 when every family's
+    property holds.
     """
-    known = {dialect: families(dialect) for dialect in dialects or DIALECT_IDS}
+    dialects = dialects or (DEFAULT_DIALECT,)
+    known = {dialect: families(dialect) for dialect in dialects}
     listed = list(dict.fromkeys(family for found in known.values() for family in found))
     unknown = [family for family in chosen if family not in listed]
     if unknown:
@@ -184,7 +186,7 @@ def fuzz(
                 _line(console, f"n/a {dialect}: the adapter does not declare this dialect")
         selected = [
             (dialect, family)
-            for dialect in (dialects or DIALECT_IDS)
+            for dialect in dialects
             if dialect in spoken
             for family in known[dialect]
             if not chosen or family in chosen
