@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Mapping
 from itertools import accumulate
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,9 @@ from pydantic import (
 from conformance.codes import DEFAULT_RETRYABLE_CODES, ConformanceError, is_canonical
 
 PROTOCOL_VERSION = 1
+# The versions a hello may say: 1, and 1.1 (a JSON number), which adds dialects
+# (docs/adapter-protocol.md, "Version 1.1: dialects"). Both are read by the same rules.
+PROTOCOL_VERSIONS: tuple[int | float, ...] = (PROTOCOL_VERSION, 1.1)
 # The bounds of a protocol message, checked before anything else reads it: a message outside
 # them is a protocol error, never an exception that stops the run or a results file that
 # cannot be written.
@@ -311,7 +314,7 @@ class DeclaredRetryPolicy(WireModel):
 
 class Hello(WireModel):
     type: Literal["hello"] = "hello"
-    protocol: int
+    protocol: int | float
     name: str
     version: str
     capabilities: Capabilities
@@ -323,6 +326,32 @@ class Hello(WireModel):
     @property
     def spoken_dialects(self) -> tuple[ProtocolDialect, ...]:
         return tuple(self.dialects) if self.dialects is not None else DEFAULT_PROTOCOL_DIALECTS
+
+    @field_validator("protocol")
+    @classmethod
+    def _a_version_the_suite_speaks(cls, protocol: int | float) -> int | float:
+        if protocol not in PROTOCOL_VERSIONS:
+            spoken = " and ".join(map(str, PROTOCOL_VERSIONS))
+            raise ValueError(f"the adapter speaks protocol {protocol}, the suite speaks {spoken}")
+        return protocol
+
+    @field_validator("dialects", mode="before")
+    @classmethod
+    def _known_dialects(cls, dialects: object) -> object:
+        # Before the type check, to name the dialect rather than list the allowed ones.
+        if not isinstance(dialects, list):
+            return dialects
+        known = get_args(ProtocolDialect)
+        for dialect in dialects:
+            if isinstance(dialect, str) and dialect not in known:
+                raise ValueError(
+                    f"unknown dialect {dialect!r} (the protocol knows {', '.join(known)})"
+                )
+        if not dialects:
+            raise ValueError("an adapter speaks at least one dialect (leave it out for chat)")
+        if len(set(map(str, dialects))) != len(dialects):
+            raise ValueError("a dialect is listed twice")
+        return dialects
 
     @model_validator(mode="after")
     def _policy_of_a_retry_layer(self) -> "Hello":

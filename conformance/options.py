@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
 from fakeprovider.scenario import Scenario
 
 from .codes import DEFAULT_RETRYABLE_CODES, ConformanceError
@@ -28,24 +30,51 @@ DEFAULT_POLICY = RetryPolicy(
     jitter_ratio=0,
 )
 
+# The tools every case offers, as data: (name, description, its one string parameter). Each
+# dialect writes them in its own shape.
+CASE_TOOLS: tuple[tuple[str, str, str], ...] = (
+    ("get_weather", "Current weather for a city", "city"),
+    ("get_time", "Current time in a time zone", "tz"),
+)
+QUESTION = "What is the weather in Paris?"
+
+
+def _schema(parameter: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {parameter: {"type": "string"}},
+        "required": [parameter],
+    }
+
+
 DEFAULT_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {parameter: {"type": "string"}},
-                "required": [parameter],
-            },
-        },
+        "function": {"name": name, "description": description, "parameters": _schema(parameter)},
     }
-    for name, description, parameter in (
-        ("get_weather", "Current weather for a city", "city"),
-        ("get_time", "Current time in a time zone", "tz"),
-    )
+    for name, description, parameter in CASE_TOOLS
 ]
+# What each dialect's client POSTs for a case (the run line's `request`): the same question
+# and tools, written the dialect's way.
+CASE_REQUESTS: dict[DialectId, dict[str, Any]] = {
+    "chat-completions": {
+        "model": "fake-model",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": QUESTION}],
+        "tools": DEFAULT_TOOLS,
+    },
+    "anthropic-messages": {
+        "model": "fake-model",
+        "max_tokens": 1024,
+        "stream": True,
+        "messages": [{"role": "user", "content": QUESTION}],
+        "tools": [
+            {"name": name, "description": description, "input_schema": _schema(parameter)}
+            for name, description, parameter in CASE_TOOLS
+        ],
+    },
+}
 
 
 class RetryPolicyError(ConformanceError, ValueError):
@@ -89,15 +118,9 @@ def bundled_fixtures() -> Path:
     )
 
 
-def default_request() -> dict[str, Any]:
-    """The chat-completions request every case POSTs (a fresh copy each time)."""
-    return {
-        "model": "fake-model",
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
-        "tools": [dict(tool) for tool in DEFAULT_TOOLS],
-    }
+def default_request(dialect: DialectId = DEFAULT_DIALECT) -> dict[str, Any]:
+    """The request every case of ``dialect`` POSTs (a fresh copy each time)."""
+    return copy.deepcopy(CASE_REQUESTS[dialect])
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ fail            failed: the invariant, the reason, expected vs observed, a repla
 non-strict      xfailed (tolerated; ``-rx`` lists the reasons); failed with
                 ``--conformance-strict`` (and, as any xfail, with ``--runxfail``)
 info            passed, the observation in a "conformance" report section (``-rP``)
-n/a             skipped with the reason (the adapter does not declare a capability)
+n/a             skipped with the reason (the adapter does not declare a capability, or the
+                case's dialect)
 (no verdict)    skipped: this run did not exercise the invariant
 ==============  ===========================================================================
 
@@ -328,15 +329,13 @@ def _suite(config: pytest.Config) -> Suite:
 
 
 def _load_scenarios(paths: tuple[Path, ...]) -> list[Scenario]:
-    from fakeprovider.dialects import DEFAULT_DIALECT
     from fakeprovider.fixtures import FixtureError, load_fixtures
 
     from .options import bundled_fixtures
 
     roots = paths or (bundled_fixtures(),)
     try:
-        # The suite judges chat-completions alone so far: another dialect's case is not run.
-        scenarios = [s for s in load_fixtures(roots) if s.dialect == DEFAULT_DIALECT]
+        scenarios = load_fixtures(roots)
     except FixtureError as error:
         raise SuiteUnavailableError(f"fixtures could not be loaded:\n{error}") from None
     if not scenarios:

@@ -97,6 +97,9 @@ class CaseResult(_Result):
     gateway: dict[str, Any] = Field(default_factory=dict)
     # Optional within schema version 1: results written before it existed still load.
     retry: RetrySummary | None = None
+    # The wire of the case's scenario, left out for chat-completions: a chat case's result
+    # reads as it did before dialects (optional within schema version 1).
+    dialect: str | None = Field(default=None, exclude_if=lambda dialect: dialect is None)
 
     @property
     def worst(self) -> Verdict | None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import re
 import types
 from pathlib import Path
-from typing import Annotated, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 from conformance import codes, events
 from conformance.adapters.base import GRACE_S, TRACEBACK_LINES, PythonAdapterSession
@@ -21,7 +22,8 @@ from conformance.adapters.subprocess import (
 )
 from conformance.events import Capabilities, RetryPolicy, RunCase
 from conformance.options import DEFAULT_POLICY, RunOptions, default_request
-from conformance.run.runner import MAX_RUN_BYTES
+from conformance.run.runner import MAX_RUN_BYTES, case_request
+from fakeprovider.build import ScenarioBuilder, messages_stream
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -87,7 +89,8 @@ def test_the_numbers_are_the_codes() -> None:
     assert f"`timeout_s` + {GRACE_S:g} s" in FLAT
     assert f"last {TRACEBACK_LINES} lines of its traceback" in FLAT
     assert f"(the last {STDERR_KEEP_BYTES // 1024} KiB)" in FLAT
-    assert events.PROTOCOL_VERSION == 1
+    assert events.PROTOCOL_VERSIONS == (1, 1.1)
+    assert "speaks versions 1 and 1.1" in FLAT
     defaults = RunOptions()
     assert f"`idle_timeout_s` {defaults.idle_timeout_s:g}" in FLAT
     assert f"`timeout_s` {defaults.timeout_s:g} (`--timeout`)" in FLAT
@@ -124,3 +127,57 @@ def test_the_python_example_is_an_adapter_the_suite_runs() -> None:
         "finish",
         "end",
     ]
+
+
+VERSION_1_1 = "## Version 1.1: dialects"
+
+
+def json_examples(text: str) -> list[dict[str, Any]]:
+    """Each JSON line or block of ``text``'s json code blocks, decoded."""
+    found: list[dict[str, Any]] = []
+    for block in re.findall(r"```json\n(.*?)```", text, re.DOTALL):
+        try:
+            found.append(json.loads(block))
+        except json.JSONDecodeError:  # one message per line
+            found += [json.loads(line) for line in block.splitlines() if line.strip()]
+    return found
+
+
+def test_version_1_1_examples_are_messages_the_suite_writes_and_reads() -> None:
+    hello, run_line, *block_ends = json_examples(section(VERSION_1_1))
+    parsed = events.parse_hello_line(json.dumps(hello))
+    assert parsed.protocol == 1.1 and "anthropic-messages" in parsed.spoken_dialects
+    case = events.parse_run_line(json.dumps(run_line))
+    # The example is the line the suite writes for an Anthropic case, but for the port.
+    scenario = (
+        ScenarioBuilder(case.case, dialect="anthropic-messages")
+        .attempt(messages_stream().message_start().message_stop())
+        .build()
+    )
+    written = case_request(scenario, "http://127.0.0.1:41234", DEFAULT_POLICY, RunOptions())
+    assert case == written
+    assert case.request == default_request("anthropic-messages")
+    assert case.base_url.endswith(f"/{case.case}")  # Anthropic's SDKs add /v1/messages
+    for line in block_ends:
+        events.parse_event_line(json.dumps(line))
+
+
+def test_version_1_1_names_every_field_it_adds() -> None:
+    text = section(VERSION_1_1)
+    added = {
+        events.ReasoningBlock: ("signature", "redacted", "encrypted_content", "item_id"),
+        events.ToolCallBlock: ("item_id",),
+        events.Usage: ("cache_write_tokens",),
+        events.Hello: ("dialects",),
+        events.RunCase: ("dialect",),
+    }
+    for model, fields in added.items():
+        for field in fields:
+            assert field in model.model_fields and f"`{field}`" in text, field
+    assert "`server-tool`" in text and "server-tool" in get_args(events.BlockType)
+    for dialect in get_args(events.ProtocolDialect):
+        assert f"`{dialect}`" in text
+    for code in (codes.REFUSAL, codes.PAUSE_TURN, codes.CONTENT_FILTER):
+        assert f"`{code}`" in text and code in codes.CANONICAL_CODES
+    # A chat case's run line stays the version-1 one: no dialect.
+    assert "a chat case's line has no `dialect`" in " ".join(text.split()).lower()

@@ -6,12 +6,15 @@ Adapter- and stream-supplied text reaches the terminal through here.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+
+from fakeprovider.dialects import DEFAULT_DIALECT
 
 from ..adapters.mutants import Mutant
 from ..invariants import CATALOGUE
@@ -82,7 +85,7 @@ def print_summary(
     hello = result.adapter
     console.print(
         f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
-        f"{len(result.cases)} cases, {result.contract} contract"
+        f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract"
     )
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
@@ -98,6 +101,14 @@ def print_summary(
     if diff is not None:
         console.print(format_baseline(diff), markup=False, highlight=False)
     print_totals(console, result, diff)
+
+
+def _dialect_counts(result: RunResult) -> str:
+    """`` (40 chat-completions, 10 anthropic-messages)``, or nothing for a chat-only run."""
+    counts = Counter(case.dialect or DEFAULT_DIALECT for case in result.cases)
+    if set(counts) <= {DEFAULT_DIALECT}:
+        return ""
+    return " (" + ", ".join(f"{n} {dialect}" for dialect, n in sorted(counts.items())) + ")"
 
 
 # The invariant that judges a wait of each basis.
@@ -154,7 +165,8 @@ def print_attention(console: Console, result: RunResult) -> None:
         for rule_id, verdict in case.verdicts.items():
             if verdict.verdict in ATTENTION:
                 style = VERDICT_STYLE[verdict.verdict]
-                line = f"{case.case} {rule_id}: {verdict.reason}"
+                dialect = f" [{case.dialect}]" if case.dialect else ""
+                line = f"{case.case}{dialect} {rule_id}: {verdict.reason}"
                 console.print(f"[{style}]{verdict.verdict}[/] {visible(line)}", highlight=False)
 
 

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fakeprovider.dialects import DIALECT_IDS, DialectId
+from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
 from fakeprovider.wire import EncodeError
@@ -90,7 +90,8 @@ def gateway(
     The gateway must answer (any HTTP status to GET .../models) before the run starts.
     Exits 0 only when no verdict is a failure.
     """
-    scenarios = selected_scenarios(fixture_paths, select)
+    # The gateway mode reads chat-completions downstream alone so far.
+    scenarios = selected_scenarios(fixture_paths, select, dialects=(DEFAULT_DIALECT,))
     options = GatewayOptions(
         gateway_url=gateway_url,
         upstream_port=upstream_port,

@@ -12,7 +12,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 from rich.console import Console
 
-from fakeprovider.dialects import DEFAULT_DIALECT
+from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
@@ -154,22 +154,32 @@ def fixtures_or_exit(paths: Sequence[Path]) -> list[Scenario]:
         sys.exit(ExitCode.USAGE_ERROR)
 
 
+dialect_option = click.option(
+    "--dialect",
+    "dialects",
+    multiple=True,
+    type=click.Choice(DIALECT_IDS),
+    help="Only cases of this dialect (repeatable); default: every dialect.",
+)
+
+
 def selected_scenarios(
     paths: Sequence[Path],
     select: str | None,
     profiles: Sequence[str] = (),
     generated: Sequence[Scenario] = (),
+    dialects: Sequence[DialectId] = (),
 ) -> list[Scenario]:
     """The fixtures below ``paths`` (the bundled corpus when none) plus ``generated``,
-    filtered by id and profile; a malformed fixture exits 2 with one line per problem."""
+    filtered by id, profile and dialect; a malformed fixture exits 2 with one line per
+    problem."""
     scenarios = [*fixtures_or_exit(paths or (bundled_fixtures(),)), *generated]
     chosen = [
         s
         for s in scenarios
-        # The suite judges chat-completions alone so far: another dialect's case is not run.
-        if s.dialect == DEFAULT_DIALECT
-        and (select is None or select in s.id)
+        if (select is None or select in s.id)
         and (not profiles or set(profiles) & set(s.profiles))
+        and (not dialects or s.dialect in dialects)
     ]
     if not chosen:
         known = sorted({profile for s in scenarios for profile in s.profiles})

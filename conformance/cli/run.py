@@ -8,6 +8,7 @@ from typing import Literal
 
 import click
 
+from fakeprovider.dialects import DialectId
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError, AdapterSession
@@ -23,6 +24,7 @@ from .options import (
     InputError,
     SetupError,
     contract_option,
+    dialect_option,
     exit_judged,
     fixtures_option,
     jobs_option,
@@ -47,6 +49,7 @@ from .options import (
     multiple=True,
     help="Only fixtures of this provider profile, e.g. dashscope, ollama (repeatable).",
 )
+@dialect_option
 @json_option
 @report_option
 @strict_option
@@ -90,6 +93,7 @@ def run(
     fixture_paths: tuple[Path, ...],
     select: str | None,
     profiles: tuple[str, ...],
+    dialects: tuple[DialectId, ...],
     json_path: Path | None,
     report_dir: Path | None,
     strict: bool,
@@ -113,7 +117,7 @@ def run(
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
     known = None if baseline is None else _read_baseline(baseline)
     generated, seed = generated_cases(generate, seed) if generate else ([], seed)
-    scenarios = selected_scenarios(fixture_paths, select, profiles, generated)
+    scenarios = selected_scenarios(fixture_paths, select, profiles, generated, dialects)
     options = RunOptions(
         policy=DEFAULT_POLICY,
         idle_timeout_s=idle_timeout,

@@ -12,6 +12,7 @@ from ..events import (
     Event,
     Finish,
     ReasoningDelta,
+    ServerToolBlock,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -264,6 +265,8 @@ def _block_end_matches_deltas(attempt: ObservedAttempt) -> str | None:
             fragments.setdefault(event.index, []).append(event.arguments_delta)
         elif isinstance(event, BlockEnd):
             block = event.block
+            if isinstance(block, ServerToolBlock) and event.index not in fragments:
+                continue  # a provider-run tool may come whole: its block-end is all of it
             joined = "".join(fragments.get(event.index, []))
             assembled = block.arguments if isinstance(block, CallBlock) else block.text
             # Arguments re-serialised as equal JSON are C3's to judge, not a second breach.

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,6 +25,9 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from fakeprovider.dialects import DEFAULT_DIALECT
+
+from ..events import DEFAULT_PROTOCOL_DIALECTS
 from ..results import CaseResult, RunResult
 from ..verdicts import (
     ATTENTION,
@@ -258,6 +262,9 @@ class Header:
     version: str
     protocol: str
     capabilities: tuple[tuple[str, bool], ...]
+    # The dialects of the run's cases: each with its number of cases, and whether the
+    # adapter declares it (the cases of one it does not are n/a).
+    dialects: tuple[tuple[str, int, bool], ...]
     suite_version: str
     contract: str
     schema: str
@@ -323,6 +330,7 @@ class CaseView:
     tags: tuple[str, ...]
     match: str
     verdicts: tuple[VerdictLine, ...]
+    dialect: str = ""  # shown for a case of another dialect than chat-completions
     emitted_by: str = ""
     notes: str = ""
     urls: tuple[Link, ...] = ()
@@ -391,6 +399,7 @@ def _header(result: RunResult, attention: int) -> Header:
         version=str(adapter.get("version", "")),
         protocol=str(adapter.get("protocol", "")),
         capabilities=tuple((str(name), bool(on)) for name, on in declared.items()),
+        dialects=_dialects(result),
         suite_version=result.suite_version,
         contract=result.contract,
         schema=f"{result.schema_id} v{result.schema_version}",
@@ -403,6 +412,12 @@ def _header(result: RunResult, attention: int) -> Header:
         cases=len(result.cases),
         attention=attention,
     )
+
+
+def _dialects(result: RunResult) -> tuple[tuple[str, int, bool], ...]:
+    spoken = result.adapter.get("dialects") or DEFAULT_PROTOCOL_DIALECTS
+    cases = Counter(case.dialect or DEFAULT_DIALECT for case in result.cases)
+    return tuple((dialect, count, dialect in spoken) for dialect, count in sorted(cases.items()))
 
 
 def _when(stamp: str) -> str:
@@ -501,6 +516,7 @@ def _case_view(index: _Index, case: CaseResult) -> CaseView:
         tags=tuple(case.tags),
         match=_match((index.catalogue[i]["family"], v.verdict) for i, v in case.verdicts.items()),
         verdicts=verdicts,
+        dialect=case.dialect or "",
     )
 
 

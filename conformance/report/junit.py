@@ -2,7 +2,8 @@
 
 ``classname`` is ``family.invariant`` (``G.G1``) so viewers group by family, ``name`` is
 the case id. fail → ``<failure>``, n/a → ``<skipped>``; non-strict and info pass, with the
-verdict and reason as properties and in ``<system-out>``. ElementTree escapes markup; text
+verdict and reason as properties and in ``<system-out>``. A case of another dialect than
+chat-completions has a ``dialect`` property. ElementTree escapes markup; text
 is also stripped of characters XML 1.0 cannot carry at all (NUL and most C0 controls).
 """
 
@@ -74,6 +75,12 @@ def _testcase(suite: ET.Element, test: _Test, verdict: InvariantVerdict) -> None
     attributes = {"classname": test.classname, "name": test.case.case}
     element = ET.SubElement(suite, "testcase", _clean(attributes))
     reason = verdict.reason or verdict.verdict
+    # A case of another wire than chat-completions says which; a chat case's reads as before.
+    properties = {"dialect": test.case.dialect} if test.case.dialect else {}
+    if verdict.verdict in ("non-strict", "info"):
+        properties |= {"verdict": verdict.verdict, "reason": verdict.reason}
+    if properties:
+        _properties(element, properties)
     if verdict.verdict == "fail":
         failure = ET.SubElement(element, "failure", _clean({"message": reason, "type": "fail"}))
         failure.text = xml_text(_failure_text(test, reason))
@@ -82,7 +89,6 @@ def _testcase(suite: ET.Element, test: _Test, verdict: InvariantVerdict) -> None
     elif verdict.verdict == "n/a":
         ET.SubElement(element, "skipped", _clean({"message": reason}))
     elif verdict.verdict in ("non-strict", "info"):
-        _properties(element, {"verdict": verdict.verdict, "reason": verdict.reason})
         ET.SubElement(element, "system-out").text = xml_text(f"{verdict.verdict}: {reason}")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from fakeprovider.dialects import DIALECTS
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 from fakeprovider.wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
@@ -102,7 +103,7 @@ def transcript(scenario: Scenario) -> tuple[AttemptTranscript, ...]:
 def _attempt_transcript(scenario: Scenario, number: int) -> AttemptTranscript:
     attempt = scenario.attempt(number)
     try:
-        lines = attempt_transcript(attempt)
+        lines = attempt_transcript(attempt, scenario.dialect)
     except EncodeError as error:
         problem = WireRow("error", (Segment(f"<cannot encode: {error}>"),))
         return AttemptTranscript(number, "stream that cannot be encoded", (problem,))
@@ -151,14 +152,14 @@ class Reproducer:
 def reproducer(case: CaseResult, scenario: Scenario, invocation: str = "") -> Reproducer:
     """How to replay a case: its fixture, the run command, and curl against the server."""
     path = f"{REPRO_DIR}/{scenario.id}.yaml"
-    url = f"{FAKEPROVIDER_URL}/{scenario.id}/v1/chat/completions"
+    url = f"{FAKEPROVIDER_URL}/{scenario.id}/v1/{DIALECTS[scenario.dialect].endpoint}"
     curl = " ".join(
         [
             "curl -N -X POST",
             shlex.quote(url),
             "-H 'content-type: application/json'",
             "-d",
-            shlex.quote(_request_body(case)),
+            shlex.quote(_request_body(case, scenario)),
         ]
     )
     return Reproducer(
@@ -171,13 +172,13 @@ def reproducer(case: CaseResult, scenario: Scenario, invocation: str = "") -> Re
     )
 
 
-def _request_body(case: CaseResult) -> str:
-    """The body the adapter sent first, or the suite's default request."""
+def _request_body(case: CaseResult, scenario: Scenario) -> str:
+    """The body the adapter sent first, or the suite's request of the case's dialect."""
     for request in case.requests:
         body = request.get("body")
         if isinstance(body, str) and body:
             return body
-    return json.dumps(default_request(), separators=(",", ":"))
+    return json.dumps(default_request(scenario.dialect), separators=(",", ":"))
 
 
 # --- expected vs observed ---------------------------------------------------------------

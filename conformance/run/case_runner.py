@@ -28,7 +28,7 @@ from ..adapters.loading import adapter_invocation, open_session
 from ..options import RunOptions, Transport
 from ..results import CaseResult
 from .provider import SessionProvider, session_provider
-from .runner import ObservedCase, case_request, dispatch_order, effective_policy, observe_case
+from .runner import Observed, case_request, dispatch_order, effective_policy, observe_case
 from .schedule import CaseSchedule, run_scheduled
 
 _T = TypeVar("_T")
@@ -114,11 +114,11 @@ class CaseRunner:
         """Run and judge one case; the provider forgets the scenario afterwards."""
         return self.observe(scenario).judged(self._options.contract, strict=self._options.strict)
 
-    def observe(self, scenario: Scenario) -> ObservedCase:
+    def observe(self, scenario: Scenario) -> Observed:
         """Run one case, not yet judged (its verdicts alone cost less than its result)."""
         self._registry.register(scenario)
         try:
-            observed: list[ObservedCase] = []
+            observed: list[Observed] = []
             # The main task returns nothing: asyncio.Runner.run formats it, result and all,
             # when it puts back the SIGINT handler (Python 3.11), ~0.6 ms for a case's result.
             self._loop.run(self._observe(scenario, observed.append))
@@ -144,7 +144,7 @@ class CaseRunner:
         contract, strict = self._options.contract, self._options.strict
 
         async def run_case(position: int) -> int:
-            def keep(observed: ObservedCase) -> None:
+            def keep(observed: Observed) -> None:
                 results[position] = observed.judged(contract, strict=strict)
 
             await self._observe(scenarios[position], keep)
@@ -153,7 +153,7 @@ class CaseRunner:
         await run_scheduled(CaseSchedule(order), jobs, run_case)
         return [results[position] for position in range(len(scenarios))]
 
-    async def _observe(self, scenario: Scenario, keep: Callable[[ObservedCase], None]) -> None:
+    async def _observe(self, scenario: Scenario, keep: Callable[[Observed], None]) -> None:
         provider = await _opened(self._providers).current()
         policy = effective_policy(self.session, self._options, scenario)
         case = case_request(scenario, provider.root_url, policy, self._options)

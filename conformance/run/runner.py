@@ -13,7 +13,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DIALECTS
 from fakeprovider.registry import RequestRecord, ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
@@ -22,7 +24,7 @@ from ..adapters.case_log import byte_count
 from ..events import Hello, RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
-from ..invariants.judging import framing_in_question, judge_evidence
+from ..invariants.judging import documented_order, framing_in_question, judge_evidence
 from ..invariants.retry import tolerated_range
 from ..invariants.waits import Wait, waits
 from ..options import RunOptions, case_policy, default_request
@@ -122,7 +124,7 @@ async def run_judged(
     schedule = CaseSchedule(order, MAX_RUN_BYTES)
     registry = ScenarioRegistry(scenarios)
 
-    def judge_all(observed: ObservedCase) -> dict[Contract, CaseResult]:
+    def judge_all(observed: Observed) -> dict[Contract, CaseResult]:
         return {c: observed.judged(c, strict=options.strict) for c in contracts}
 
     async with session_provider(session, registry, options.transport) as providers:
@@ -132,6 +134,7 @@ async def run_judged(
             provider = await providers.current()
             case = case_request(scenario, provider.root_url, policies[position], options)
             sent[position] = case
+            observed: Observed
             if schedule.skips(position):
                 observed = not_run_case(session.hello, scenario, case)
             else:
@@ -191,16 +194,80 @@ def dispatch_order(
 def case_request(
     scenario: Scenario, root: str, policy: RetryPolicy, options: RunOptions
 ) -> RunCase:
-    """The ``run`` request of a case whose provider answers under ``root``."""
+    """The ``run`` request of a case whose provider answers under ``root``: the request
+    body of the scenario's dialect, and the base URL its SDKs take. A chat case's line
+    carries no ``dialect``: a protocol-1.0 adapter reads the line it always did."""
     return RunCase(
         case=scenario.id,
-        base_url=f"{root}/{scenario.id}/v1",
+        dialect=None if scenario.dialect == DEFAULT_DIALECT else scenario.dialect,
+        base_url=sdk_base_url(root, scenario),
         api_key=options.api_key,
-        request=default_request(),
+        request=default_request(scenario.dialect),
         retry=policy,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
     )
+
+
+def sdk_base_url(root: str, scenario: Scenario) -> str:
+    """The base URL the SDKs of the scenario's dialect take for its case under ``root``:
+    with ``/v1`` for chat-completions, without for Anthropic Messages."""
+    return f"{root}/{scenario.id}{DIALECTS[scenario.dialect].base_suffix}"
+
+
+def unspoken_reason(hello: Hello, scenario: Scenario) -> str | None:
+    """Why an adapter is not given a case: its hello does not declare the case's dialect;
+    None when it does."""
+    spoken = hello.spoken_dialects
+    if scenario.dialect in spoken:
+        return None
+    return f"adapter speaks {' and '.join(spoken)} only"
+
+
+def case_fields(scenario: Scenario) -> dict[str, Any]:
+    """What a case's result says of its scenario; ``dialect`` only when it is not chat, so
+    a chat case's result reads as it did before dialects."""
+    dialect = {} if scenario.dialect == DEFAULT_DIALECT else {"dialect": scenario.dialect}
+    return {
+        "case": scenario.id,
+        "title": scenario.title,
+        "tags": list(scenario.tags),
+        "provenance": scenario.provenance.model_dump(mode="json"),
+        "scenario": scenario.model_dump(mode="json"),
+        **dialect,
+    }
+
+
+@dataclass(frozen=True)
+class UnspokenCase:
+    """A case of a dialect the adapter does not declare: never run, the oracle never
+    consulted, every invariant ``n/a`` with the reason (never a failure)."""
+
+    scenario: Scenario
+    reason: str
+    control: None = None  # no plain-framed twin: nothing ran
+
+    @property
+    def run(self) -> CaseRun:
+        return CaseRun(detail=f"not run: {self.reason}")
+
+    def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
+        return {
+            id: InvariantVerdict(verdict="n/a", reason=self.reason)
+            for id in documented_order(CATALOGUE)
+        }
+
+    def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
+        return CaseResult(
+            **case_fields(self.scenario),
+            status="completed",
+            detail=self.run.detail,
+            duration_s=0.0,
+            verdicts=self.verdicts(contract, strict=strict),
+            events=[],
+            expected={},
+            requests=[],
+        )
 
 
 @dataclass(frozen=True)
@@ -228,10 +295,7 @@ class ObservedCase:
         """The case's result with every exercised invariant judged under ``contract``."""
         evidence = replace(self.evidence, contract=contract)
         return CaseResult(
-            case=self.scenario.id,
-            title=self.scenario.title,
-            tags=list(self.scenario.tags),
-            provenance=self.scenario.provenance.model_dump(mode="json"),
+            **case_fields(self.scenario),
             status=self.run.status,
             detail=self.run.detail,
             duration_s=round(self.duration_s, 4),
@@ -240,16 +304,23 @@ class ObservedCase:
             expected=evidence.judged_expected.summary(),
             requests=[record.model_dump(mode="json") for record in evidence.requests],
             stderr=self.run.stderr,
-            scenario=self.scenario.model_dump(mode="json"),
             retry=_retry_summary(evidence),
         )
 
 
+Observed = ObservedCase | UnspokenCase
+"""What one case showed: run and beside the oracle's outcome, or not given to the adapter."""
+
+
 async def observe_case(
     session: AdapterSession, provider: Provider, scenario: Scenario, case: RunCase
-) -> ObservedCase:
+) -> Observed:
     """Run one case on ``provider``: the adapter's events beside the oracle's outcome, and
-    what its plain-framed twin showed when the framing is in question."""
+    what its plain-framed twin showed when the framing is in question. A case of a dialect
+    the adapter does not speak is decided first, without the oracle or the adapter."""
+    reason = unspoken_reason(session.hello, scenario)
+    if reason is not None:
+        return UnspokenCase(scenario, reason)
     observed = await _observe_once(session, provider, scenario, case)
     twin = _twin_needed(observed)
     if twin is None:
@@ -257,7 +328,7 @@ async def observe_case(
     provider.registry.register(twin)
     try:
         twin_case = case.model_copy(
-            update={"case": twin.id, "base_url": f"{provider.root_url}/{twin.id}/v1"}
+            update={"case": twin.id, "base_url": sdk_base_url(provider.root_url, twin)}
         )
         control = await _observe_once(session, provider, twin, twin_case)
     finally:

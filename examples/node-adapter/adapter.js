@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // Example streamconform subprocess adapter: Node.js 20, no npm packages.
 //
-// It speaks the JSON Lines protocol of docs/adapter-protocol.md on stdin/stdout: a `hello` line
-// first, then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`
-// with the global `fetch`, translates the chat-completions event stream into protocol events,
-// retries as the case's policy says, and closes the case with `end`. Copy it as the starting
-// point of an adapter for your own client.
+// It speaks the JSON Lines protocol of docs/adapter-protocol.md (version 1.1) on stdin/stdout: a
+// `hello` line first, then, for each `run` line, it POSTs the case's request with the global
+// `fetch` to the endpoint of the case's dialect (`{base_url}/chat/completions`, or
+// `{base_url}/v1/messages` for Anthropic Messages), translates the event stream into protocol
+// events, retries as the case's policy says, and closes the case with `end`. Copy it as the
+// starting point of an adapter for your own client.
 //
 //     conformance run --adapter-cmd "node examples/node-adapter/adapter.js"
 //
-// Sections: protocol I/O, SSE decoder, translator, HTTP classification, one attempt, retry loop.
+// Sections: protocol I/O, SSE decoder, translators (chat-completions, Anthropic Messages), HTTP
+// classification, one attempt, retry loop.
 "use strict";
 
 const readline = require("node:readline");
@@ -21,10 +23,11 @@ const EXCERPT = 120; // characters of a bad payload quoted in a failure message
 
 const HELLO = {
   type: "hello",
-  protocol: 1,
+  protocol: 1.1,
   name: "example-node-adapter",
-  version: "1.0.0",
+  version: "1.1.0",
   capabilities: { deltas: true, reasoning: true, usage: true, retry: true, error_codes: true },
+  dialects: ["chat-completions", "anthropic-messages"],
 };
 
 // One JSON object per line. stdout is synchronous for pipes on Linux and macOS, so each line
@@ -80,8 +83,10 @@ class SSEDecoder {
     this.partial = ""; // an unterminated line carried over to the next read
     this.afterCR = false; // the last read ended with CR: an LF opening the next one is its pair
     this.data = []; // data lines of the event being built
+    this.event = ""; // its `event:` name (Anthropic names every event; chat none)
   }
 
+  // The { event, data } of each event the bytes complete.
   feed(bytes) {
     let text = this.decoder.decode(bytes, { stream: true });
     if (!text) return [];
@@ -101,8 +106,11 @@ class SSEDecoder {
 
   line(line) {
     if (line === "") { // blank line: dispatch, unless the event had no data line at all
-      const payload = this.data.length ? this.data.join("\n") : null;
+      const payload = this.data.length
+        ? { event: this.event || "message", data: this.data.join("\n") }
+        : null;
       this.data = [];
+      this.event = "";
       return payload;
     }
     if (line.startsWith(":")) return null; // comment (keep-alive)
@@ -110,7 +118,8 @@ class SSEDecoder {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") this.data.push(value); // event:, id:, retry:, unknown: change nothing
+    if (field === "data") this.data.push(value);
+    else if (field === "event") this.event = value; // id:, retry:, unknown: change nothing
     return null;
   }
 }
@@ -198,20 +207,38 @@ function readUsage(value) {
 const isErrorPayload = (doc) => isObject(doc) && doc.error != null && isEmpty(doc.choices);
 const errorFinish = (code, message) => ({ type: "finish", reason: "error", code, message });
 
+// What the translators of both dialects share: one finish per attempt, and a failure reported
+// after the usage the wire already sent.
+class AttemptTranslator {
+  constructor() {
+    this.usage = null;
+    this.finish = null;
+  }
+
+  // A failure finish, after any usage the wire already sent (billed tokens stay visible).
+  // Open blocks stay open: closing them would pass partial output off as complete.
+  fail(code, message) {
+    if (this.finish) return [];
+    this.finish = errorFinish(code, message);
+    return [...(this.usage ? [this.usage] : []), this.finish];
+  }
+}
+
 // Feed payloads in order. Deltas come out at once; block ends, usage and the finish wait for
 // [DONE]. Exactly one finish is produced (`this.finish`); nothing is read after it.
-class Translator {
+class Translator extends AttemptTranslator {
+  static END = DONE;
+
   constructor() {
+    super();
     this.blocks = []; // { type, parts, id, name }; position = index
     this.text = null; // index of the text block, once opened
     this.reasoning = null;
     this.tools = new Map(); // wire tool_calls[].index -> block index
     this.reason = null; // last string finish_reason
-    this.usage = null; // last non-null usage
-    this.finish = null;
   }
 
-  feed(payload) {
+  feed(payload) { // chat-completions events are unnamed: the name changes nothing
     if (this.finish) return [];
     if (payload === DONE) return this.done();
     if (payload.startsWith(":")) return []; // a keep-alive comment a gateway re-wrapped as data
@@ -292,30 +319,272 @@ class Translator {
     }
     return [...ends, ...usage, this.finish];
   }
-
-  // A failure finish, after any usage the wire already sent (billed tokens stay visible).
-  // Open blocks stay open: closing them would pass partial output off as complete.
-  fail(code, message) {
-    if (this.finish) return [];
-    this.finish = errorFinish(code, message);
-    return [...(this.usage ? [this.usage] : []), this.finish];
-  }
 }
 
 function assemble(block) {
   const joined = block.parts.join("");
-  if (block.type === "tool-call") {
-    return { type: "tool-call", id: block.id, name: block.name, arguments: joined };
+  if (block.type === "tool-call" || block.type === "server-tool") {
+    return { type: block.type, id: block.id, name: block.name, arguments: joined };
   }
-  return { type: block.type, text: joined };
+  const assembled = { type: block.type, text: joined };
+  // Continuity tokens, verbatim: the provider needs them back in the next request.
+  for (const key of ["signature", "redacted"]) if (block[key] != null) assembled[key] = block[key];
+  return assembled;
 }
+
+// --- translator (Anthropic Messages events of one attempt -> protocol events) ------------------
+
+// content_block.type -> the protocol's block type; another type is skipped, its index kept.
+const MESSAGES_BLOCKS = {
+  text: "text",
+  thinking: "reasoning",
+  redacted_thinking: "reasoning",
+  tool_use: "tool-call",
+  server_tool_use: "server-tool",
+};
+// delta.type -> [the block types it belongs to, the field holding its fragment]
+const MESSAGES_DELTAS = {
+  text_delta: [["text"], "text"],
+  thinking_delta: [["reasoning"], "thinking"],
+  signature_delta: [["reasoning"], "signature"],
+  input_json_delta: [["tool-call", "server-tool"], "partial_json"],
+};
+const STOP_REASONS = { // stop_reason -> finish reason; refusal and pause_turn are failures
+  end_turn: "stop",
+  stop_sequence: "stop",
+  tool_use: "tool-calls",
+  max_tokens: "max-tokens",
+  model_context_window_exceeded: "max-tokens",
+};
+const STOP_CODES = { refusal: "REFUSAL", pause_turn: "PAUSE_TURN" };
+// the wire's counter -> the protocol's (Anthropic's input_tokens already excludes the cache)
+const MESSAGES_USAGE = {
+  input_tokens: "input_tokens",
+  output_tokens: "output_tokens",
+  cache_read_input_tokens: "cache_read_tokens",
+  cache_creation_input_tokens: "cache_write_tokens",
+};
+// The table's entry for a wire value, or null (never an inherited property such as "toString").
+const own = (table, key) =>
+  typeof key === "string" && Object.hasOwn(table, key) ? table[key] : null;
+
+// Feed the data payloads of one Messages attempt in order (each names its event in its `type`).
+// Blocks are keyed by the wire's index, never by position; the block ends, usage and finish wait
+// for `message_stop`. Usage counters are assigned, never summed: the wire sends cumulative
+// counts on `message_start` and again on `message_delta`.
+class MessagesTranslator extends AttemptTranslator {
+  static END = "message_stop";
+
+  constructor() {
+    super();
+    this.blocks = []; // the blocks reported; position = protocol index
+    this.wire = new Map(); // wire index (JSON text) -> block; null: a skipped block
+    this.started = false; // message_start was read
+    this.counts = {};
+    this.reason = null;
+  }
+
+  feed(payload, event) {
+    if (this.finish || event === "ping") return []; // a ping may come anywhere, whatever its data
+    let document;
+    try {
+      document = JSON.parse(payload);
+    } catch {
+      return this.fail("MALFORMED_RESPONSE", `malformed SSE payload: ${payload.slice(0, EXCERPT)}`);
+    }
+    if (!isObject(document)) {
+      return this.fail("MALFORMED_RESPONSE", `not an event object: ${payload.slice(0, EXCERPT)}`);
+    }
+    try {
+      return this.apply(document, event);
+    } catch (problem) {
+      if (!(problem instanceof Malformed)) throw problem;
+      const why = `unexpected event (${problem.message})`;
+      return this.fail("MALFORMED_RESPONSE", `${why}: ${payload.slice(0, EXCERPT)}`);
+    }
+  }
+
+  apply(document, event) {
+    const kind = document.type || event; // the data names its event; else the event line
+    if (kind === "error") return this.fail(...classifyMessagesError(document.error ?? document));
+    if (!this.started && kind !== "message_start") {
+      throw new Malformed(`${JSON.stringify(kind)} before message_start`);
+    }
+    switch (kind) {
+      case "message_start":
+        this.started = true;
+        this.count(asObject(document.message, "message").usage);
+        return [];
+      case "content_block_stop": {
+        const block = this.wire.get(JSON.stringify(document.index ?? null));
+        if (block) block.stopped = true;
+        return [];
+      }
+      case "content_block_start":
+        return this.start(document);
+      case "content_block_delta":
+        return this.delta(document);
+      case "message_delta": {
+        const reason = asObject(document.delta, "delta").stop_reason;
+        if (typeof reason === "string" && reason) this.reason = reason;
+        this.count(document.usage);
+        return [];
+      }
+      case "message_stop":
+        return this.done();
+      default:
+        return []; // events this adapter does not know
+    }
+  }
+
+  start(document) {
+    const key = JSON.stringify(document.index ?? null);
+    if (this.wire.has(key)) throw new Malformed(`a second content_block_start for index ${key}`);
+    const wire = asObject(document.content_block, "content_block");
+    const kind = own(MESSAGES_BLOCKS, wire.type);
+    if (kind === null) {
+      this.wire.set(key, null);
+      return [];
+    }
+    const block = { type: kind, parts: [], id: identity(wire.id), name: identity(wire.name) };
+    block.index = null; // its protocol index, once it opens
+    this.wire.set(key, block);
+    if (wire.type === "redacted_thinking") {
+      block.redacted = typeof wire.data === "string" ? wire.data : "";
+    }
+    if (wire.type === "thinking") {
+      block.parts.push(typeof wire.thinking === "string" ? wire.thinking : "");
+      const signature = typeof wire.signature === "string" ? wire.signature : "";
+      block.signature = signature || null; // "" until its signature_delta
+    }
+    if (kind === "tool-call" || kind === "server-tool") {
+      block.input = wire.input ?? null; // the arguments, unless input_json_deltas follow
+    }
+    // A text or thinking block is content once something arrives in it (an empty one is none,
+    // and no block): it opens then.
+    const empty = block.parts.join("") === "" && block.redacted === undefined;
+    if ((kind === "text" || kind === "reasoning") && empty) return [];
+    return this.open(block);
+  }
+
+  open(block) {
+    if (block.index !== null) return [];
+    block.index = this.blocks.length;
+    this.blocks.push(block);
+    return [{ type: "block-start", index: block.index, block_type: block.type }];
+  }
+
+  delta(document) {
+    const key = JSON.stringify(document.index ?? null);
+    if (!this.wire.has(key)) { // never attach a fragment to another block
+      throw new Malformed(`a delta for index ${key}, which never started`);
+    }
+    const block = this.wire.get(key);
+    const delta = asObject(document.delta, "delta");
+    const known = own(MESSAGES_DELTAS, delta.type);
+    if (block === null || known === null) return []; // a skipped block's, or an unknown delta
+    if (block.stopped) throw new Malformed(`a delta for index ${key} after its content_block_stop`);
+    const [belongs, field] = known;
+    if (!belongs.includes(block.type)) {
+      throw new Malformed(`a ${delta.type} inside a ${block.type} block`);
+    }
+    const fragment = typeof delta[field] === "string" ? delta[field] : "";
+    if (field === "signature") {
+      block.signature = (block.signature ?? "") + fragment;
+      return [];
+    }
+    block.parts.push(fragment); // "" appends nothing: it never resets the input
+    if (field === "partial_json") return [callDelta(block.index, block, fragment)];
+    if (fragment === "") return [];
+    const opened = this.open(block);
+    return [...opened, { type: `${block.type}-delta`, index: block.index, text: fragment }];
+  }
+
+  count(usage) {
+    for (const [wire, value] of Object.entries(asObject(usage, "usage"))) {
+      const name = own(MESSAGES_USAGE, wire);
+      if (name === null || value == null) continue;
+      if (!Number.isInteger(value)) throw new Malformed("a usage count is not an integer");
+      this.counts[name] = value; // assigned, never summed
+    }
+    if ("input_tokens" in this.counts || "output_tokens" in this.counts) {
+      this.usage = {
+        type: "usage",
+        input_tokens: this.counts.input_tokens ?? 0,
+        output_tokens: this.counts.output_tokens ?? 0,
+        cache_read_tokens: this.counts.cache_read_tokens ?? 0,
+      };
+      if ("cache_write_tokens" in this.counts) {
+        this.usage.cache_write_tokens = this.counts.cache_write_tokens;
+      }
+    }
+  }
+
+  done() {
+    // A thinking block with nothing but a signature is content too: it opens at the end.
+    const signed = [...this.wire.values()]
+      .filter((block) => block && block.signature)
+      .flatMap((block) => this.open(block));
+    for (const [index, block] of this.blocks.entries()) {
+      const missing = ["id", "name"].filter((k) => block.type === "tool-call" && !block[k]);
+      if (missing.length) { // never close an unidentified call
+        const text = `tool call at index ${index} has no ${missing.join(" or ")}`;
+        return this.fail("MALFORMED_TOOL_CALL", text);
+      }
+    }
+    const calls = this.blocks.some((block) => block.type === "tool-call");
+    const reason = this.reason ?? (calls ? "tool_use" : "end_turn");
+    if (own(STOP_CODES, reason)) return this.fail(STOP_CODES[reason], `model stopped: ${reason}`);
+    const mapped = own(STOP_REASONS, reason);
+    if (mapped === null) return this.fail(reason.toUpperCase(), `model stopped: ${reason}`);
+    if (mapped === "stop" && !this.blocks.length) {
+      return this.fail("EMPTY_RESPONSE", "model returned a completed response with no content");
+    }
+    // A call whose input came whole in its start (no input_json_delta) has it as its
+    // arguments, sent as its one fragment so that its deltas still join to them.
+    const inputs = [];
+    for (const [index, block] of this.blocks.entries()) {
+      if (block.input == null || block.parts.join("") !== "") continue;
+      block.parts.push(JSON.stringify(block.input));
+      inputs.push(callDelta(index, block, block.parts.at(-1)));
+    }
+    // A block never stopped (max_tokens) is closed as it stands: the finish tells.
+    const ends = this.blocks.map((b, index) => ({ type: "block-end", index, block: assemble(b) }));
+    this.finish = { type: "finish", reason: mapped };
+    return [...signed, ...inputs, ...ends, ...(this.usage ? [this.usage] : []), this.finish];
+  }
+}
+
+// A tool-call-delta: the call's identity as known so far, and an arguments fragment.
+function callDelta(index, block, fragment) {
+  const event = { type: "tool-call-delta", index };
+  if (block.id) event.id = block.id;
+  if (block.name) event.name = block.name;
+  event.arguments_delta = fragment;
+  return event;
+}
+
+// Each dialect's endpoint (after the run line's base_url), credentials header and translator.
+const DIALECTS = {
+  "chat-completions": {
+    endpoint: "/chat/completions",
+    credentials: (key) => ({ Authorization: `Bearer ${key}` }),
+    Translator,
+  },
+  "anthropic-messages": {
+    endpoint: "/v1/messages",
+    credentials: (key) => ({ "x-api-key": key, "anthropic-version": "2023-06-01" }),
+    Translator: MessagesTranslator,
+  },
+};
 
 // --- HTTP classification (status + wording -> code; Retry-After) -------------------------------
 
 const QUOTA = new RegExp(
   "insufficient[ _-](?:quota|balance|credits?)|(?:quota|usage limit)[ _-](?:exceeded|exhausted" +
     "|reached)|exceed(?:ed|s)?\\s+(?:(?:your|the)\\s+)?(?:current\\s+)?quota" +
-    "|(?:balance|credits?)\\s+(?:exhausted|depleted)|out of (?:credits?|budget)", "i");
+    "|(?:balance|credits?)\\s+(?:exhausted|depleted)|out of (?:credits?|budget)" +
+    "|spend[ _-]limit", "i");
 const CONTEXT = new RegExp(
   "context[ _-]length[ _-]exceeded|maximum context length|context window" +
     "|too large for (?:the )?(?:model(?:'s)? )?context", "i");
@@ -334,7 +603,8 @@ function codeForStatus(status, detail) {
 function describeError(error) {
   if (typeof error === "string") return [error || null, error];
   if (!isObject(error)) return [null, ""];
-  const parts = [error.code, error.type, error.message];
+  const details = isObject(error.details) ? error.details : {};
+  const parts = [error.code, error.type, error.message, details.error_code];
   const wording = parts
     .filter((p) => (typeof p === "string" || Number.isInteger(p)) && p)
     .map(String)
@@ -350,6 +620,25 @@ function classifyStreamError(error) {
   const status = [fields.status, fields.code].find(isStatus);
   const code = status === undefined ? "SERVER" : codeForStatus(status, wording);
   return [code, message || "provider reported an error inside the stream"];
+}
+
+// An Anthropic error object's type -> the HTTP status it stands for.
+const ERROR_TYPE_STATUS = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+// An Anthropic `error` event: classified as the HTTP error its type stands for.
+function classifyMessagesError(error) {
+  const [code, message] = classifyStreamError(error);
+  const status = own(ERROR_TYPE_STATUS, isObject(error) ? error.type : null);
+  return [status === null ? code : codeForStatus(status, describeError(error)[1]), message];
 }
 
 function classifyHttpError(status, body) {
@@ -382,10 +671,12 @@ const io = (promise) =>
 
 // POST once and emit the attempt's events. Returns { finish, retryAfter } (provider's ms or null).
 async function runAttempt(kase, body, deadline, emit) {
-  const url = kase.base_url.replace(/\/$/, "") + "/chat/completions";
+  const dialect = DIALECTS[kase.dialect ?? "chat-completions"];
+  if (!dialect) throw new Error(`unsupported dialect ${JSON.stringify(kase.dialect)}`);
+  const url = kase.base_url.replace(/\/$/, "") + dialect.endpoint;
   if (!/^https?:$/.test(new URL(url).protocol)) throw new Error(`not an http(s) URL: ${url}`);
   const idleMs = kase.idle_timeout_s * 1000;
-  const translator = new Translator();
+  const translator = new dialect.Translator();
   const out = (events) => { for (const event of events) emit(event); };
   let retryAfter = null;
   let stage = "request to";
@@ -411,7 +702,7 @@ async function runAttempt(kase, body, deadline, emit) {
     const response = await io(fetch(url, {
       method: "POST",
       headers: {
-        Authorization: `Bearer ${kase.api_key}`,
+        ...dialect.credentials(kase.api_key),
         "Content-Type": "application/json",
         Accept: "text/event-stream",
         Connection: "close", // a fresh connection per attempt, closed with it
@@ -434,11 +725,12 @@ async function runAttempt(kase, body, deadline, emit) {
       const { done, value } = reader ? await io(reader.read()) : { done: true };
       arm();
       if (done) {
-        out(translator.fail("STREAM_CLOSED", "SSE stream ended without [DONE]"));
+        const end = translator.constructor.END;
+        out(translator.fail("STREAM_CLOSED", `SSE stream ended without ${end}`));
         break;
       }
-      for (const payload of decoder.feed(value)) {
-        out(translator.feed(payload)); // after [DONE] the translator ignores the rest
+      for (const { event, data } of decoder.feed(value)) {
+        out(translator.feed(data, event)); // after its end the translator ignores the rest
       }
     }
   } catch (error) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Example streamconform subprocess adapter: Python 3.11, standard library only.
 
-It speaks the JSON Lines protocol of docs/adapter-protocol.md on stdin/stdout: a `hello` line first,
-then, for each `run` line, it POSTs the case's request to `{base_url}/chat/completions`,
-translates the chat-completions event stream into protocol events, retries as the case's policy
-says, and closes the case with `end`. It imports nothing from streamconform, so it can be copied
+It speaks the JSON Lines protocol of docs/adapter-protocol.md (version 1.1) on stdin/stdout: a
+`hello` line first, then, for each `run` line, it POSTs the case's request to the endpoint of the
+case's dialect (`{base_url}/chat/completions`, or `{base_url}/v1/messages` for Anthropic
+Messages), translates the event stream into protocol events, retries as the case's policy says,
+and closes the case with `end`. It imports nothing from streamconform, so it can be copied
 as the starting point of an adapter for your own client.
 
     conformance run --adapter-cmd "python examples/python-adapter/adapter.py"
 
-Sections: protocol I/O, SSE decoder, translator, HTTP classification, one attempt, retry loop.
+Sections: protocol I/O, SSE decoder, translators (chat-completions, Anthropic Messages), HTTP
+classification, one attempt, retry loop.
 """
 
 import codecs
@@ -37,10 +39,11 @@ EXCERPT = 120  # characters of a bad payload quoted in a failure message
 
 HELLO = {
     "type": "hello",
-    "protocol": 1,
+    "protocol": 1.1,
     "name": "example-python-adapter",
-    "version": "1.0.0",
+    "version": "1.1.0",
     "capabilities": dict.fromkeys(("deltas", "reasoning", "usage", "retry", "error_codes"), True),
+    "dialects": ["chat-completions", "anthropic-messages"],
 }
 
 
@@ -101,8 +104,10 @@ class SSEDecoder:
         self.partial = ""  # an unterminated line carried over to the next read
         self.after_cr = False  # the last read ended with CR: an LF opening the next one is its pair
         self.data: list[str] = []  # data lines of the event being built
+        self.event = ""  # its `event:` name (Anthropic names every event; chat none)
 
-    def feed(self, chunk: bytes) -> list[str]:
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        """The (event name, data payload) of each event the chunk completes."""
         text = self.decoder.decode(chunk)
         if not text:
             return []
@@ -119,17 +124,20 @@ class SSEDecoder:
         self.partial = buffer[start:]
         return payloads
 
-    def line(self, line: str) -> str | None:
+    def line(self, line: str) -> tuple[str, str] | None:
         if not line:  # blank line: dispatch, unless the event had no data line at all
-            payload, self.data = ("\n".join(self.data) if self.data else None), []
-            return payload
+            data, event = self.data, self.event or "message"
+            self.data, self.event = [], ""
+            return (event, "\n".join(data)) if data else None
         if line.startswith(":"):
             return None  # comment (keep-alive)
         field, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
         if field == "data":
-            self.data.append(value)  # event:, id:, retry: and unknown fields change nothing
+            self.data.append(value)
+        elif field == "event":
+            self.event = value  # id:, retry: and unknown fields change nothing
         return None
 
 
@@ -254,20 +262,46 @@ def error_finish(code: str, message: str) -> Event:
     return {"type": "finish", "reason": "error", "code": code, "message": message}
 
 
-class Translator:
+class AttemptTranslator:
+    """What the translators of both dialects share: one finish per attempt, and a failure
+    reported after the usage the wire already sent."""
+
+    END = "its end"  # what a complete stream ends with, named in a failure
+
+    def __init__(self) -> None:
+        self.usage: Event | None = None
+        self.finish: Event | None = None
+
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        """The protocol events one SSE event makes (each dialect reads its own)."""
+        raise NotImplementedError
+
+    def fail(self, code: str, message: str) -> list[Event]:
+        """A failure finish, after any usage the wire already sent (billed tokens stay
+        visible). Open blocks stay open: closing them would pass partial output off as
+        complete."""
+        if self.finish:
+            return []
+        self.finish = error_finish(code, message)
+        return [*([self.usage] if self.usage else []), self.finish]
+
+
+class Translator(AttemptTranslator):
     """Feed payloads in order. Deltas come out at once; block ends, usage and the finish wait
     for [DONE]. Exactly one finish is produced (`self.finish`); nothing is read after it."""
 
+    END = DONE
+
     def __init__(self) -> None:
+        super().__init__()
         self.blocks: list[Event] = []  # {"type", "parts", "id", "name"}; position = index
         self.text: int | None = None  # index of the text block, once opened
         self.reasoning: int | None = None
         self.tools: dict[str, int] = {}  # wire tool_calls[].index -> block index
         self.reason: str | None = None  # last string finish_reason
-        self.usage: Event | None = None  # last non-null usage
-        self.finish: Event | None = None
 
-    def feed(self, payload: str) -> list[Event]:
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        # Chat-completions events are unnamed: the name changes nothing.
         if self.finish:
             return []
         if payload == DONE:
@@ -344,21 +378,244 @@ class Translator:
             self.finish = error_finish(reason.upper(), f"model stopped: {reason}")
         return [*ends, *usage, self.finish]
 
-    def fail(self, code: str, message: str) -> list[Event]:
-        """A failure finish, after any usage the wire already sent (billed tokens stay
-        visible). Open blocks stay open: closing them would pass partial output off as
-        complete."""
-        if self.finish:
-            return []
-        self.finish = error_finish(code, message)
-        return [*([self.usage] if self.usage else []), self.finish]
-
 
 def assemble(block: Event) -> Event:
     joined = "".join(block["parts"])
-    if block["type"] == "tool-call":
-        return {"type": "tool-call", "id": block["id"], "name": block["name"], "arguments": joined}
-    return {"type": block["type"], "text": joined}
+    if block["type"] in ("tool-call", "server-tool"):
+        return {
+            "type": block["type"],
+            "id": block["id"],
+            "name": block["name"],
+            "arguments": joined,
+        }
+    assembled = {"type": block["type"], "text": joined}
+    # Continuity tokens, verbatim: the provider needs them back in the next request.
+    assembled.update({k: block[k] for k in ("signature", "redacted") if block.get(k) is not None})
+    return assembled
+
+
+# --- translator (Anthropic Messages events of one attempt -> protocol events) ---------------
+
+# content_block.type -> the protocol's block type; another type is skipped, its index kept.
+MESSAGES_BLOCKS = {
+    "text": "text",
+    "thinking": "reasoning",
+    "redacted_thinking": "reasoning",
+    "tool_use": "tool-call",
+    "server_tool_use": "server-tool",
+}
+# delta.type -> (the block types it belongs to, the field holding its fragment)
+MESSAGES_DELTAS = {
+    "text_delta": (("text",), "text"),
+    "thinking_delta": (("reasoning",), "thinking"),
+    "signature_delta": (("reasoning",), "signature"),
+    "input_json_delta": (("tool-call", "server-tool"), "partial_json"),
+}
+STOP_REASONS = {  # stop_reason -> finish reason; refusal and pause_turn are failures
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool-calls",
+    "max_tokens": "max-tokens",
+    "model_context_window_exceeded": "max-tokens",
+}
+STOP_CODES = {"refusal": "REFUSAL", "pause_turn": "PAUSE_TURN"}
+# the wire's counter -> the protocol's (Anthropic's input_tokens already excludes the cache)
+MESSAGES_USAGE = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_input_tokens": "cache_read_tokens",
+    "cache_creation_input_tokens": "cache_write_tokens",
+}
+
+
+class MessagesTranslator(AttemptTranslator):
+    """Feed the data payloads of one Messages attempt in order (each names its event in its
+    `type`). Blocks are keyed by the wire's index, never by position; the block ends, usage
+    and finish wait for `message_stop`. Usage counters are assigned, never summed: the wire
+    sends cumulative counts on `message_start` and again on `message_delta`."""
+
+    END = "message_stop"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[Event] = []  # the blocks reported; position = protocol index
+        self.wire: dict[str, Event | None] = {}  # wire index (JSON text) -> block; None: skipped
+        self.started = False  # message_start was read
+        self.counts: dict[str, int] = {}
+        self.reason: str | None = None
+
+    def feed(self, payload: str, event: str = "message") -> list[Event]:
+        if self.finish or event == "ping":
+            return []  # a ping may come anywhere, whatever its data
+        try:
+            document = json.loads(payload, parse_float=json_number, parse_constant=reject_constant)
+        except (ValueError, RecursionError):
+            return self.fail("MALFORMED_RESPONSE", f"malformed SSE payload: {payload[:EXCERPT]}")
+        if not isinstance(document, dict):
+            return self.fail("MALFORMED_RESPONSE", f"not an event object: {payload[:EXCERPT]}")
+        try:
+            return self.apply(document, event)
+        except MalformedChunkError as problem:
+            excerpt = payload[:EXCERPT]
+            return self.fail("MALFORMED_RESPONSE", f"unexpected event ({problem}): {excerpt}")
+
+    def apply(self, document: dict[str, Any], event: str) -> list[Event]:
+        kind = document.get("type") or event  # the data names its event; else the event line
+        if kind == "error":
+            return self.fail(*classify_messages_error(document.get("error") or document))
+        if not self.started and kind != "message_start":
+            raise MalformedChunkError(f"{kind!r} before message_start")
+        if kind == "message_start":
+            self.started = True
+            self.count(as_object(document.get("message"), "message").get("usage"))
+        elif kind == "content_block_stop":
+            block = self.wire.get(json.dumps(document.get("index")))
+            if block is not None:
+                block["stopped"] = True
+        elif kind == "content_block_start":
+            return self.start(document)
+        elif kind == "content_block_delta":
+            return self.delta(document)
+        elif kind == "message_delta":
+            reason = as_object(document.get("delta"), "delta").get("stop_reason")
+            self.reason = reason if isinstance(reason, str) and reason else self.reason
+            self.count(document.get("usage"))
+        elif kind == "message_stop":
+            return self.done()
+        return []  # events this adapter does not know
+
+    def start(self, document: dict[str, Any]) -> list[Event]:
+        key = json.dumps(document.get("index"))
+        if key in self.wire:
+            raise MalformedChunkError(f"a second content_block_start for index {key}")
+        wire = as_object(document.get("content_block"), "content_block")
+        kind = MESSAGES_BLOCKS.get(str(wire.get("type")))
+        if kind is None:
+            self.wire[key] = None
+            return []
+        block: Event = {"type": kind, "parts": [], "id": identity(wire.get("id")), "index": None}
+        self.wire[key] = block
+        block["name"] = identity(wire.get("name"))
+        if wire.get("type") == "redacted_thinking":
+            block["redacted"] = wire.get("data") if isinstance(wire.get("data"), str) else ""
+        if wire.get("type") == "thinking":
+            block["parts"].append(wire.get("thinking") or "")
+            block["signature"] = wire.get("signature") or None
+        if kind in ("tool-call", "server-tool"):
+            block["input"] = wire.get("input")  # the arguments, unless input_json_deltas follow
+        # A text or thinking block is content once something arrives in it (an empty one is
+        # none, and no block): it opens then.
+        if kind in ("text", "reasoning") and not ("".join(block["parts"]) or "redacted" in block):
+            return []
+        return self.open(block)
+
+    def open(self, block: Event) -> list[Event]:
+        if block["index"] is not None:
+            return []
+        block["index"] = len(self.blocks)
+        self.blocks.append(block)
+        return [{"type": "block-start", "index": block["index"], "block_type": block["type"]}]
+
+    def delta(self, document: dict[str, Any]) -> list[Event]:
+        key = json.dumps(document.get("index"))
+        if key not in self.wire:  # never attach a fragment to another block
+            raise MalformedChunkError(f"a delta for index {key}, which never started")
+        block = self.wire[key]
+        delta = as_object(document.get("delta"), "delta")
+        known = MESSAGES_DELTAS.get(str(delta.get("type")))
+        if block is None or known is None:
+            return []  # a skipped block's, or a delta type this adapter does not know
+        if block.get("stopped"):
+            raise MalformedChunkError(f"a delta for index {key} after its content_block_stop")
+        belongs, field = known
+        if block["type"] not in belongs:
+            raise MalformedChunkError(f"a {delta.get('type')} inside a {block['type']} block")
+        fragment = delta.get(field)
+        fragment = fragment if isinstance(fragment, str) else ""
+        if field == "signature":
+            block["signature"] = (block.get("signature") or "") + fragment
+            return []
+        block["parts"].append(fragment)  # "" appends nothing: it never resets the input
+        if field == "partial_json":
+            return [call_delta(block["index"], block, fragment)]
+        if not fragment:
+            return []
+        opened = self.open(block)
+        return [
+            *opened,
+            {"type": f"{block['type']}-delta", "index": block["index"], "text": fragment},
+        ]
+
+    def count(self, usage: Any) -> None:
+        for wire, value in as_object(usage, "usage").items():
+            if wire in MESSAGES_USAGE and value is not None:
+                if not is_count(value):
+                    raise MalformedChunkError("a usage count is not an integer")
+                self.counts[MESSAGES_USAGE[wire]] = value  # assigned, never summed
+        if "input_tokens" in self.counts or "output_tokens" in self.counts:
+            self.usage = {
+                "type": "usage",
+                "input_tokens": self.counts.get("input_tokens", 0),
+                "output_tokens": self.counts.get("output_tokens", 0),
+                "cache_read_tokens": self.counts.get("cache_read_tokens", 0),
+            }
+            if "cache_write_tokens" in self.counts:
+                self.usage["cache_write_tokens"] = self.counts["cache_write_tokens"]
+
+    def done(self) -> list[Event]:
+        # A thinking block with nothing but a signature is content too: it opens at the end.
+        signed = [e for b in self.wire.values() if b and b.get("signature") for e in self.open(b)]
+        for index, block in enumerate(self.blocks):
+            missing = [k for k in ("id", "name") if block["type"] == "tool-call" and not block[k]]
+            if missing:  # never close an unidentified call
+                text = f"tool call at index {index} has no {' or '.join(missing)}"
+                return self.fail("MALFORMED_TOOL_CALL", text)
+        calls = any(block["type"] == "tool-call" for block in self.blocks)
+        reason = self.reason or ("tool_use" if calls else "end_turn")
+        if reason in STOP_CODES:
+            return self.fail(STOP_CODES[reason], f"model stopped: {reason}")
+        if reason not in STOP_REASONS:
+            return self.fail(reason.upper(), f"model stopped: {reason}")
+        if STOP_REASONS[reason] == "stop" and not self.blocks:
+            message = "model returned a completed response with no content"
+            return self.fail("EMPTY_RESPONSE", message)
+        # A call whose input came whole in its start (no input_json_delta) has it as its
+        # arguments, sent as its one fragment so that its deltas still join to them.
+        inputs = []
+        for index, block in enumerate(self.blocks):
+            complete = block.get("input")
+            if complete is not None and not "".join(block["parts"]):
+                block["parts"].append(json.dumps(complete, ensure_ascii=False))
+                inputs.append(call_delta(index, block, block["parts"][-1]))
+        # A block never stopped (max_tokens) is closed as it stands: the finish tells.
+        ends = [
+            {"type": "block-end", "index": i, "block": assemble(b)}
+            for i, b in enumerate(self.blocks)
+        ]
+        self.finish = {"type": "finish", "reason": STOP_REASONS[reason]}
+        return [*signed, *inputs, *ends, *([self.usage] if self.usage else []), self.finish]
+
+
+def call_delta(index: int, block: Event, fragment: str) -> Event:
+    """A tool-call-delta: the call's identity as known so far, and an arguments fragment."""
+    event: Event = {"type": "tool-call-delta", "index": index}
+    event.update({k: block[k] for k in ("id", "name") if block[k]})
+    return {**event, "arguments_delta": fragment}
+
+
+# Each dialect's endpoint (after the run line's base_url), headers and translator.
+DIALECTS: dict[str, tuple[str, Callable[[str], dict[str, str]], type[AttemptTranslator]]] = {
+    "chat-completions": (
+        "/chat/completions",
+        lambda key: {"Authorization": f"Bearer {key}"},
+        Translator,
+    ),
+    "anthropic-messages": (
+        "/v1/messages",
+        lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
+        MessagesTranslator,
+    ),
+}
 
 
 # --- HTTP classification (status + wording -> code; Retry-After) ---------------------------
@@ -366,7 +623,8 @@ def assemble(block: Event) -> Event:
 QUOTA = re.compile(
     r"insufficient[ _-](?:quota|balance|credits?)|(?:quota|usage limit)[ _-](?:exceeded|exhausted"
     r"|reached)|exceed(?:ed|s)?\s+(?:(?:your|the)\s+)?(?:current\s+)?quota"
-    r"|(?:balance|credits?)\s+(?:exhausted|depleted)|out of (?:credits?|budget)",
+    r"|(?:balance|credits?)\s+(?:exhausted|depleted)|out of (?:credits?|budget)"
+    r"|spend[ _-]limit",
     re.IGNORECASE,
 )
 CONTEXT = re.compile(
@@ -398,7 +656,10 @@ def describe_error(error: Any) -> tuple[str | None, str]:
     if not isinstance(error, dict):
         return None, ""
     message = error.get("message")
-    parts = [error.get("code"), error.get("type"), message]
+    details = (
+        as_object(error.get("details"), "details") if isinstance(error.get("details"), dict) else {}
+    )
+    parts = [error.get("code"), error.get("type"), message, details.get("error_code")]
     wording = " ".join(str(p) for p in parts if (isinstance(p, str) or is_count(p)) and p)
     return (message if isinstance(message, str) and message else None), wording
 
@@ -411,6 +672,27 @@ def classify_stream_error(error: Any) -> tuple[str, str]:
     status = next((s for s in statuses if isinstance(s, int) and 100 <= s <= 599), None)
     code = "SERVER" if status is None else code_for_status(status, wording)
     return code, message or "provider reported an error inside the stream"
+
+
+# An Anthropic error object's type -> the HTTP status it stands for.
+ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def classify_messages_error(error: Any) -> tuple[str, str]:
+    """An Anthropic `error` event: classified as the HTTP error its type stands for."""
+    code, message = classify_stream_error(error)
+    kind = error.get("type") if isinstance(error, dict) else None
+    status = ERROR_TYPE_STATUS.get(kind) if isinstance(kind, str) else None
+    return (code if status is None else code_for_status(status, describe_error(error)[1])), message
 
 
 def classify_http_error(status: int, body: bytes) -> tuple[str, str]:
@@ -454,13 +736,14 @@ def run_attempt(
     case: Event, body: bytes, deadline: float, emit: Emit
 ) -> tuple[Event, float | None]:
     """POST once and emit the attempt's events. Returns (its finish, provider Retry-After ms)."""
-    url = case["base_url"].rstrip("/") + "/chat/completions"
+    endpoint, credentials, translate = DIALECTS[case.get("dialect") or "chat-completions"]
+    url = case["base_url"].rstrip("/") + endpoint
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL: {url}")
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     idle_s = float(case["idle_timeout_s"])
-    translator, retry_after, stage = Translator(), None, "request to"
+    translator, retry_after, stage = translate(), None, "request to"
 
     def read_timeout() -> float:  # the idle timeout, but never past the case's deadline
         return max(0.001, min(idle_s, deadline - time.monotonic()))
@@ -479,7 +762,7 @@ def run_attempt(
         connection.connect()
         sock = connection.sock  # kept: http.client drops its own reference on Connection: close
         headers = {
-            "Authorization": f"Bearer {case['api_key']}",
+            **credentials(case["api_key"]),
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "Connection": "close",  # a fresh connection per attempt, closed with it
@@ -498,9 +781,9 @@ def run_attempt(
             if not data:
                 if response.length:  # Content-Length promised more: the body was cut
                     raise http.client.IncompleteRead(b"", response.length)
-                out(translator.fail("STREAM_CLOSED", "SSE stream ended without [DONE]"))
-            for payload in decoder.feed(data):
-                out(translator.feed(payload))  # after [DONE] the translator ignores the rest
+                out(translator.fail("STREAM_CLOSED", f"SSE stream ended without {translator.END}"))
+            for event, payload in decoder.feed(data):
+                out(translator.feed(payload, event))  # after its end the rest is ignored
     except TimeoutError:  # no byte for idle_timeout_s (or the case ran out of time)
         expired = time.monotonic() >= deadline - 0.001
         why = "case timeout_s reached" if expired else f"after {round(idle_s * 1000)}ms"

@@ -1,8 +1,9 @@
-"""The bundled fixtures the suite runs today: those of the dialects `conformance run` plays.
+"""The bundled chat-completions fixtures: what the whole-corpus tests judged before dialects.
 
-The corpus also holds cases of a dialect the runner does not play yet (fixtures/anthropic:
-the oracle reads them, `conformance validate` checks their expect, but `conformance run`
-and the pytest plugin leave them out), and so do the tests that run the whole corpus.
+The corpus also holds Anthropic cases (fixtures/anthropic): the oracle reads them,
+`conformance validate` checks their expect, and `conformance run` and the pytest plugin play
+them for an adapter that declares the dialect (n/a for the others). The tests that use this
+helper judge the chat cases alone, as they did before the runner played another dialect.
 """
 
 from __future__ import annotations

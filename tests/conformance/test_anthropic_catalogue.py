@@ -16,6 +16,7 @@ from conformance.events import (
     ServerToolBlock,
     TextBlock,
     ToolCallBlock,
+    ToolCallDelta,
 )
 from conformance.invariants import CATALOGUE
 from conformance.invariants.conforming import conforming_events, conforming_evidence
@@ -220,3 +221,15 @@ def test_server_tool_blocks_may_be_reported_as_such() -> None:
     wire, _, _ = BREAKS["AN-T5"]
     server = ServerToolBlock(id="srvtoolu_1", name="web_search", arguments="{}")
     assert not attention(reporting(case(wire), success(server, TextBlock(text="found"))))
+
+
+def test_a_server_tool_block_may_come_whole_but_never_unlike_its_deltas() -> None:
+    wire, _, _ = BREAKS["AN-T5"]
+    server = ServerToolBlock(id="srvtoolu_1", name="web_search", arguments='{"query": "x"}')
+    evidence = reporting(case(wire), success(server, TextBlock(text="found")))
+    delta = next(e for e in evidence.events if isinstance(e, ToolCallDelta))
+    whole = [e for e in evidence.events if e is not delta]
+    assert "G7" not in attention(dataclasses.replace(evidence, events=whole))
+    cut = delta.model_copy(update={"arguments_delta": '{"q'})
+    unlike = [cut if e is delta else e for e in evidence.events]
+    assert attention(dataclasses.replace(evidence, events=unlike))["G7"] == "fail"

@@ -8,6 +8,7 @@ from conformance.codes import DEFAULT_RETRYABLE_CODES
 from conformance.events import (
     INT_RANGE,
     MAX_DEPTH,
+    PROTOCOL_VERSIONS,
     BlockEnd,
     BlockStart,
     Capabilities,
@@ -406,3 +407,47 @@ def test_run_case_model_constructs() -> None:
         timeout_s=1,
     )
     assert parse_run_line(run.to_json_line()) == run
+
+
+def hello_with(**fields: object) -> str:
+    return json.dumps(json.loads(HELLO_LINE) | fields)
+
+
+@pytest.mark.parametrize("protocol", [1, 1.1])
+def test_a_hello_may_say_protocol_1_or_1_1(protocol: float) -> None:
+    hello = parse_hello_line(hello_with(protocol=protocol))
+    assert hello.protocol == protocol and protocol in PROTOCOL_VERSIONS
+    assert json.loads(hello.to_json_line())["protocol"] == protocol
+
+
+@pytest.mark.parametrize("protocol", [2, 1.2, "1.1", True])
+def test_a_hello_of_another_protocol_is_refused_naming_both(protocol: object) -> None:
+    with pytest.raises(EventDecodeError, match="protocol"):
+        parse_hello_line(hello_with(protocol=protocol))
+    if not isinstance(protocol, str | bool):
+        with pytest.raises(EventDecodeError, match=f"speaks protocol {protocol}, the suite"):
+            parse_hello_line(hello_with(protocol=protocol))
+
+
+def test_a_hello_declares_its_dialects_chat_alone_when_absent() -> None:
+    assert parse_hello_line(HELLO_LINE).spoken_dialects == ("chat-completions",)
+    both = ["chat-completions", "anthropic-messages"]
+    hello = parse_hello_line(hello_with(protocol=1.1, dialects=both))
+    assert hello.spoken_dialects == tuple(both)
+
+
+@pytest.mark.parametrize(
+    ("dialects", "match"),
+    [
+        (["anthropic"], "unknown dialect 'anthropic'"),
+        (["chat-completions", "openai-chat"], "unknown dialect 'openai-chat'"),
+        ([], "at least one dialect"),
+        (["anthropic-messages", "anthropic-messages"], "listed twice"),
+        ("anthropic-messages", "dialects"),
+    ],
+)
+def test_a_hello_naming_an_unknown_dialect_is_refused_naming_it(
+    dialects: object, match: str
+) -> None:
+    with pytest.raises(EventDecodeError, match=match):
+        parse_hello_line(hello_with(protocol=1.1, dialects=dialects))

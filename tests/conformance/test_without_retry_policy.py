@@ -1,5 +1,8 @@
 """A v1 adapter without ``retry_policy`` in its hello is judged exactly as before the field
 existed: the same verdict for every invariant of every bundled case, under both contracts.
+The adapters say protocol 1 and declare no dialect, so the same file holds protocol 1.1 to
+its promise: a 1.0 adapter's chat verdicts are unchanged, and every case of another dialect
+(``fixtures/anthropic``) is ``n/a`` on every invariant, with the reason, never a failure.
 
 ``golden/verdicts-without-retry-policy.json`` holds the verdicts the suite gave before
 ``retry_policy`` (commit 3c0810d): the reference adapter, which follows each case's policy,
@@ -15,17 +18,27 @@ import json
 from pathlib import Path
 
 import pytest
-from judged_corpus import judged_fixtures
 
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.options import RunOptions
+from conformance.invariants import CATALOGUE
+from conformance.options import RunOptions, bundled_fixtures
 from conformance.results import RunResult
 from conformance.run.runner import run_judged
 from conformance.verdicts import CONTRACTS
+from fakeprovider.fixtures import load_fixtures
 
 GOLDEN = Path(__file__).parent / "golden" / "verdicts-without-retry-policy.json"
 Verdicts = dict[str, dict[str, dict[str, str]]]  # adapter → contract → case → "R1:pass …"
+
+
+UNSPOKEN = "adapter speaks chat-completions only"
+# The reference as an adapter of protocol 1.0 (whatever dialects it declares today).
+PROTOCOL_1 = {"protocol": 1, "dialects": None}
+
+
+class Protocol1Reference(ReferenceAdapter):
+    hello = ReferenceAdapter.hello.model_copy(update=PROTOCOL_1)
 
 
 class WithoutRetryLayer(ReferenceAdapter):
@@ -35,14 +48,15 @@ class WithoutRetryLayer(ReferenceAdapter):
         update={
             "name": "retries-off",
             "capabilities": ReferenceAdapter.hello.capabilities.model_copy(update={"retry": False}),
+            **PROTOCOL_1,
         }
     )
 
 
 def current_verdicts() -> Verdicts:
-    fixtures = judged_fixtures()
+    fixtures = load_fixtures([bundled_fixtures()])  # the Anthropic cases too: all n/a
     options = RunOptions(transport="in-process")
-    adapters = {"reference": ReferenceAdapter(), "retries-off": WithoutRetryLayer()}
+    adapters = {"reference": Protocol1Reference(), "retries-off": WithoutRetryLayer()}
 
     async def run() -> list[dict[str, RunResult]]:
         runs = (
@@ -58,9 +72,15 @@ def current_verdicts() -> Verdicts:
 
 
 def _verdicts(result: RunResult) -> dict[str, str]:
+    """Each chat case's verdicts; a case of another dialect, checked all n/a with the reason."""
+    for case in result.cases:
+        if case.dialect is not None:
+            assert {(v.verdict, v.reason) for v in case.verdicts.values()} == {("n/a", UNSPOKEN)}
+            assert set(case.verdicts) == set(CATALOGUE), case.case
     return {
         case.case: " ".join(f"{id}:{found.verdict}" for id, found in sorted(case.verdicts.items()))
         for case in result.cases
+        if case.dialect is None
     }
 
 
@@ -69,8 +89,8 @@ def test_the_verdicts_of_an_adapter_without_retry_policy_are_unchanged() -> None
     golden: Verdicts = json.loads(GOLDEN.read_text(encoding="utf-8"))
     current = current_verdicts()
     for adapter, contracts in golden.items():
-        hello = ReferenceAdapter.hello if adapter == "reference" else WithoutRetryLayer.hello
-        assert hello.retry_policy is None
+        hello = Protocol1Reference.hello if adapter == "reference" else WithoutRetryLayer.hello
+        assert hello.retry_policy is None and hello.protocol == 1 and hello.dialects is None
         for contract, cases in contracts.items():
             now = current[adapter][contract]
             assert cases.keys() <= now.keys(), f"{adapter}: cases gone from the corpus"
