@@ -22,6 +22,7 @@ import hypothesis
 from rich.console import Console
 from rich.table import Table
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Scenario
 
@@ -31,7 +32,14 @@ from ..options import Transport
 from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.family_pool import FamilyJob, check_families, check_job, fuzz_settings
-from ..run.properties import FamilyRun, PropertyFailureError, check_family, families, sample_cases
+from ..run.properties import (
+    FamilyRun,
+    PropertyFailureError,
+    check_family,
+    families,
+    family_label,
+    sample_cases,
+)
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
 from .console import VERDICT_STYLE, terminal, transient_progress, visible
@@ -108,6 +116,13 @@ def _open_runner(
     help="Only this invariant family (repeatable): G, C, T, E, S, H…",
 )
 @click.option(
+    "--dialect",
+    "dialects",
+    multiple=True,
+    type=click.Choice(DIALECT_IDS),
+    help="Cases of this wire (repeatable); default: chat-completions, as before dialects.",
+)
+@click.option(
     "--hypothesis-profile",
     "profile",
     type=click.Choice(sorted(PROFILES)),
@@ -133,23 +148,27 @@ def fuzz(
     strict: bool,
     contract: Contract,
     chosen: tuple[str, ...],
+    dialects: tuple[DialectId, ...],
     profile: str,
     seed: int | None,
     max_examples: int | None,
     save_failures: Path | None,
     jobs: int,
 ) -> None:
-    """Generate adversarial streams per invariant family; shrink every failure.
+    """Generate adversarial streams per invariant family and dialect; shrink every failure.
 
-    A generated case fails on any failing verdict, headlined by the invariant that owns its
+    A family's cases speak chat-completions, or each dialect of --dialect: the same
+    invariants judged on another wire (n/a for a dialect the adapter does not declare). A
+    generated case fails on any failing verdict, headlined by the invariant that owns its
     root cause; non-strict verdicts fail only with --strict. Exits 0 when every family's
     property holds.
     """
-    known = families()
-    unknown = [family for family in chosen if family not in known]
+    dialects = dialects or (DEFAULT_DIALECT,)
+    known = {dialect: families(dialect) for dialect in dialects}
+    listed = list(dict.fromkeys(family for found in known.values() for family in found))
+    unknown = [family for family in chosen if family not in listed]
     if unknown:
-        raise click.UsageError(f"no generated cases for {unknown}; families: {', '.join(known)}")
-    selected = chosen or known
+        raise click.UsageError(f"no generated cases for {unknown}; families: {', '.join(listed)}")
     settings = fuzz_settings(profile, max_examples)
     if seed is None:
         seed = 0 if settings.derandomize else random.SystemRandom().randrange(2**32)
@@ -161,6 +180,17 @@ def fuzz(
             f"[bold]{visible(runner.session.hello.name)}[/] over {runner.transport}; "
             f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
         )
+        spoken = runner.session.hello.spoken_dialects
+        for dialect in dialects:
+            if dialect not in spoken:  # n/a, as its cases are in a run: never a failure
+                _line(console, f"n/a {dialect}: the adapter does not declare this dialect")
+        selected = [
+            (dialect, family)
+            for dialect in dialects
+            if dialect in spoken
+            for family in known[dialect]
+            if not chosen or family in chosen
+        ]
         stack.enter_context(_setup_frozen())
         if jobs == 1 or len(selected) == 1:
             checked = _checked_here(runner, selected, settings, seed)
@@ -178,8 +208,9 @@ def fuzz(
                         profile,
                         max_examples,
                         seed,
+                        dialect,
                     )
-                    for family in selected
+                    for dialect, family in selected
                 ],
                 jobs,
             )
@@ -202,13 +233,22 @@ def _setup_frozen() -> Iterator[None]:
 
 
 def _checked_here(
-    runner: CaseRunner, chosen: Sequence[str], settings: hypothesis.settings, seed: int
+    runner: CaseRunner,
+    chosen: Sequence[tuple[DialectId, str]],
+    settings: hypothesis.settings,
+    seed: int,
 ) -> Iterator[FamilyRun]:
     """Each family checked in this process, one after another, with a progress line."""
-    for family in chosen:
-        with _FamilyProgress(family, settings.max_examples) as progress:
+    for dialect, family in chosen:
+        label = family_label(family, dialect)
+        with _FamilyProgress(label, settings.max_examples) as progress:
             run = check_family(
-                runner, family, settings=settings, seed=seed, on_example=progress.advance
+                runner,
+                family,
+                settings=settings,
+                seed=seed,
+                on_example=progress.advance,
+                dialect=dialect,
             )
         yield run
 
@@ -275,7 +315,7 @@ def _line(console: Console, markup: str) -> None:
 
 def _print_family(console: Console, run: FamilyRun) -> None:
     exercised = ", ".join(f"{name} {count}" for name, count in sorted(run.exercised.items()))
-    head = f"{run.family}: {run.examples} examples in {run.seconds:.1f} s"
+    head = f"{run.label}: {run.examples} examples in {run.seconds:.1f} s"
     failure = run.failure
     if failure is None:
         _line(console, f"[green]ok[/] {head} (judged: {exercised or 'none'})")
@@ -293,7 +333,7 @@ def _summary(runs: list[FamilyRun]) -> Table:
     for run in runs:
         failure = run.failure
         table.add_row(
-            run.family,
+            run.label,
             str(run.examples),
             f"{run.seconds:.1f}",
             "[green]ok[/]" if failure is None else f"[red]{', '.join(failure.invariants)}[/]",
@@ -319,15 +359,18 @@ def failed_fixture(
     """The shrunk scenario with the invariant, the seed and the adapter in its provenance."""
     first = failure.breaches[0]
     scenario = failure.scenario
+    dialect = "" if scenario.dialect == DEFAULT_DIALECT else f" --dialect {scenario.dialect}"
     notes = (
-        f"Found by `conformance fuzz --family {failure.family} --hypothesis-profile {profile} "
-        f"--seed {seed} {invocation}`: {first.invariant} {first.verdict}: {first.reason}. "
-        f"Shrunk by Hypothesis to {failure.size.events} events, {failure.size.bytes} bytes."
+        f"Found by `conformance fuzz --family {failure.family}{dialect} --hypothesis-profile "
+        f"{profile} --seed {seed} {invocation}`: {first.invariant} {first.verdict}: "
+        f"{first.reason}. Shrunk by Hypothesis to {failure.size.events} events, "
+        f"{failure.size.bytes} bytes."
     )
     provenance = scenario.provenance.model_copy(update={"notes": notes})
+    label = family_label(failure.family, scenario.dialect)
     return scenario.model_copy(
         update={
-            "title": f"Generated: {first.invariant} {first.verdict} ({failure.family} family)",
+            "title": f"Generated: {first.invariant} {first.verdict} ({label} family)",
             "provenance": provenance,
             "tags": (*scenario.tags, *failure.invariants),
         }

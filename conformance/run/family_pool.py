@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 
 import hypothesis
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
+
 from ..options import RunOptions, Transport
-from ..strategies import FAMILY_SHAPES
+from ..strategies import family_shape
 from ..strategies.profiles import PROFILES
 from .case_runner import CaseRunner
 from .properties import FamilyRun, check_family
@@ -48,6 +50,7 @@ class FamilyJob:
     profile: str
     max_examples: int | None
     seed: int
+    dialect: DialectId = DEFAULT_DIALECT
     modules: tuple[str, ...] = field(default_factory=lambda: suite_modules())
 
 
@@ -75,7 +78,7 @@ def check_family_job(job: FamilyJob) -> FamilyRun:
 def check_job(runner: CaseRunner, job: FamilyJob) -> FamilyRun:
     """Check ``job.family`` with ``runner``."""
     settings = fuzz_settings(job.profile, job.max_examples)
-    return check_family(runner, job.family, settings=settings, seed=job.seed)
+    return check_family(runner, job.family, settings=settings, seed=job.seed, dialect=job.dialect)
 
 
 def check_families(
@@ -88,7 +91,7 @@ def check_families(
     next job as it becomes free, the slow families first. A job's exception (an adapter that
     does not load) is raised once the running jobs have ended.
     """
-    pending = deque(sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position].family)))
+    pending = deque(sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position])))
     workers = min(processes, len(jobs)) - 1
     # spawn: a worker starts clean, whatever threads this process (a test runner) has.
     context = multiprocessing.get_context("spawn")
@@ -132,5 +135,5 @@ class _Lane:
 _PACKAGES = ("conformance", "fakeprovider")
 
 
-def _slow(family: str) -> bool:
-    return FAMILY_SHAPES[family].slow
+def _slow(job: FamilyJob) -> bool:
+    return family_shape(job.family, job.dialect).slow

@@ -19,6 +19,7 @@ import hypothesis
 from hypothesis import Phase, Verbosity, given
 from hypothesis.errors import FlakyFailure
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
 from fakeprovider.scenario import (
     TERMINAL_STEPS,
     ErrorAttempt,
@@ -33,7 +34,7 @@ from ..codes import ConformanceError
 from ..invariants import CATALOGUE
 from ..invariants.judging import documented_order
 from ..results import CaseResult
-from ..strategies import FAMILY_SHAPES, family_cases
+from ..strategies import DIALECT_FAMILIES, family_cases
 from ..strategies.profiles import PROFILES, register_profiles
 from ..verdicts import ATTENTION
 from .case_runner import CaseRunner
@@ -42,10 +43,17 @@ from .kill_table import Breach
 register_profiles()
 
 
-def families() -> tuple[str, ...]:
-    """The families that have both invariants in the catalogue and generated cases."""
+def families(dialect: DialectId = DEFAULT_DIALECT) -> tuple[str, ...]:
+    """The families that have both invariants in the catalogue and generated cases of
+    ``dialect``."""
     present = {invariant.family for invariant in CATALOGUE.values()}
-    return tuple(family for family in FAMILY_SHAPES if family in present)
+    return tuple(family for family in DIALECT_FAMILIES[dialect] if family in present)
+
+
+def family_label(family: str, dialect: DialectId = DEFAULT_DIALECT) -> str:
+    """How a family's run is named: ``C`` for chat's cases, ``C anthropic-messages`` for
+    another dialect's (the same invariants, another wire)."""
+    return family if dialect == DEFAULT_DIALECT else f"{family} {dialect}"
 
 
 def family_invariants(family: str) -> tuple[str, ...]:
@@ -109,7 +117,8 @@ class PropertyFailureError(ConformanceError, AssertionError):
         self.size = scenario_size(scenario)
         first = found[0]
         super().__init__(
-            f"{family}: {first.invariant} {first.verdict}: {first.reason} "
+            f"{family_label(family, scenario.dialect)}: "
+            f"{first.invariant} {first.verdict}: {first.reason} "
             f"[{scenario.id}: {self.size.events} events, {self.size.bytes} bytes]"
         )
 
@@ -128,6 +137,7 @@ class FamilyRun:
 
     family: str
     invariants: tuple[str, ...]
+    dialect: DialectId = DEFAULT_DIALECT  # the wire its cases speak
     examples: int = 0
     seconds: float = 0.0
     exercised: Counter[str] = field(default_factory=Counter)  # invariant -> judged cases
@@ -137,6 +147,10 @@ class FamilyRun:
     @property
     def passed(self) -> bool:
         return self.failure is None
+
+    @property
+    def label(self) -> str:
+        return family_label(self.family, self.dialect)
 
 
 def property_settings(profile: hypothesis.settings) -> hypothesis.settings:
@@ -159,8 +173,10 @@ def check_family(
     seed: int | None = None,
     invariants: Iterable[str] | None = None,
     on_example: Callable[[FamilyRun], None] | None = None,
+    dialect: DialectId = DEFAULT_DIALECT,
 ) -> FamilyRun:
-    """Run family ``family``'s property; ``invariants`` narrows it to targets (a mutant's).
+    """Run family ``family``'s property on cases of ``dialect``; ``invariants`` narrows it
+    to targets (a mutant's).
 
     Without targets any failing verdict of a generated case breaks the property. ``settings``
     defaults to the active Hypothesis profile; ``seed`` fixes the draws (otherwise they
@@ -168,7 +184,7 @@ def check_family(
     """
     targets = tuple(invariants) if invariants is not None else None
     selected = targets or family_invariants(family)
-    run = FamilyRun(family, selected)
+    run = FamilyRun(family, selected, dialect)
     options = runner.options
 
     def example(scenario: Scenario) -> None:
@@ -189,7 +205,7 @@ def check_family(
             if found:
                 raise PropertyFailureError(family, found, result, scenario)
 
-    test = given(family_cases(family))(example)
+    test = given(family_cases(family, dialect))(example)
     chosen = property_settings(settings or hypothesis.settings())
     if seed is not None:
         chosen = hypothesis.settings(chosen, derandomize=False)
@@ -208,18 +224,21 @@ def check_family(
     return run
 
 
-def sample_cases(count: int, seed: int, only: Iterable[str] | None = None) -> list[Scenario]:
-    """``count`` generated cases, spread over the families, the same for the same seed."""
-    chosen = tuple(only) if only is not None else families()
+def sample_cases(
+    count: int, seed: int, only: Iterable[str] | None = None, dialect: DialectId = DEFAULT_DIALECT
+) -> list[Scenario]:
+    """``count`` generated cases of ``dialect``, spread over the families, the same for the
+    same seed."""
+    chosen = tuple(only) if only is not None else families(dialect)
     drawn: dict[str, Scenario] = {}
     for position, family in enumerate(chosen):
         share = count // len(chosen) + (position < count % len(chosen))
         if share:
-            drawn |= _sample_family(family, share, seed)
+            drawn |= _sample_family(family, share, seed, dialect)
     return list(drawn.values())
 
 
-def _sample_family(family: str, count: int, seed: int) -> dict[str, Scenario]:
+def _sample_family(family: str, count: int, seed: int, dialect: DialectId) -> dict[str, Scenario]:
     drawn: dict[str, Scenario] = {}
 
     def keep(scenario: Scenario) -> None:
@@ -228,6 +247,6 @@ def _sample_family(family: str, count: int, seed: int) -> dict[str, Scenario]:
     profile = hypothesis.settings(
         PROFILES["ci"], max_examples=count, derandomize=False, phases=(Phase.generate,)
     )
-    test = hypothesis.seed(seed)(profile(given(family_cases(family))(keep)))
+    test = hypothesis.seed(seed)(profile(given(family_cases(family, dialect))(keep)))
     test()
     return drawn

@@ -28,18 +28,18 @@ fewer calls, shorter text, canonical chunks and no framing quirks.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
 from fakeprovider.scenario import Scenario
 
 from ..events import RetryPolicy
 from ..options import DEFAULT_POLICY
 from ..quirks import QUIRKS, with_quirks
 from ._drawing import BOOLEANS, Step, pick, picked, upto
+from .anthropic import MESSAGES_FAMILY_SHAPES, messages_cases
 from .breaking import (
     STREAM_BREAKS,
     StreamBreak,
@@ -51,6 +51,7 @@ from .encoding import Encoding, canonical_encoding, encoded_chunks
 from .framing import AFTER_DONE, DONE, framed_streams, with_noise
 from .intent import case_expect, failure_expect, response_expect
 from .response import intended_responses
+from .shape import CaseShape, named_by_content
 
 # Unambiguous provider quirks (INVARIANTS.md §Q). Their transforms re-encode a canonical
 # stream; two identity quirks (A*, B1) do not always compose (one may null an identity the
@@ -89,19 +90,6 @@ def last_attempts(draw: st.DrawFn, broken: StreamBreak, encoding: Encoding) -> d
     return draw(framed_streams(steps))
 
 
-@dataclass(frozen=True)
-class CaseShape:
-    """Which layers a family's cases draw from."""
-
-    min_calls: int = 0
-    max_calls: int = 4
-    breaks: tuple[str, ...] = ()  # kinds of STREAM_BREAKS the last attempt may show
-    failures_before: tuple[int, int] = (0, 0)  # failing attempts before the last: min, max
-    slow: bool = False  # stalls and honoured Retry-After before the last attempt
-    retry_policy: bool = False  # the case may set its own retry-policy fields
-    quirks: bool = False  # re-encoded by provider quirk transforms (conformance.quirks)
-
-
 FAMILY_SHAPES: dict[str, CaseShape] = {
     "G": CaseShape(breaks=STREAM_BREAKS, failures_before=(0, 2)),
     "C": CaseShape(),
@@ -134,7 +122,9 @@ def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
         encoding = draw(encoded_chunks(intended))
         last = draw(last_attempts(broken, encoding))
     before = draw(
-        st.lists(failed_attempts(encoding, slow=shape.slow), min_size=least, max_size=most)
+        st.lists(
+            failed_attempts(_chunk_steps(encoding), slow=shape.slow), min_size=least, max_size=most
+        )
     )
     if broken.code is None:
         final = response_expect(
@@ -161,12 +151,22 @@ def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
     return named_by_content(scenario, family)
 
 
-def named_by_content(scenario: Scenario, family: str) -> Scenario:
-    """The scenario with an id made of its content: the same draw always has the same id."""
-    digest = hashlib.sha256(scenario.model_dump_json(exclude={"id"}).encode()).hexdigest()
-    return scenario.model_copy(update={"id": f"gen-{family.lower()}-{digest[:12]}"})
+DIALECT_FAMILIES: dict[DialectId, tuple[str, ...]] = {
+    "chat-completions": tuple(FAMILY_SHAPES),
+    "anthropic-messages": tuple(MESSAGES_FAMILY_SHAPES),
+}
+"""The families each dialect's generated cases exercise."""
 
 
-def family_cases(family: str) -> st.SearchStrategy[Scenario]:
-    """The cases that exercise one invariant family (KeyError for a family without any)."""
+def family_cases(family: str, dialect: DialectId = DEFAULT_DIALECT) -> st.SearchStrategy[Scenario]:
+    """The cases of ``dialect`` that exercise one invariant family (KeyError for a family
+    without any)."""
+    if dialect == "anthropic-messages":
+        return messages_cases(family, MESSAGES_FAMILY_SHAPES[family])
     return cases(family, FAMILY_SHAPES[family])
+
+
+def family_shape(family: str, dialect: DialectId = DEFAULT_DIALECT) -> CaseShape:
+    """Which layers the cases of ``dialect`` for ``family`` draw from."""
+    shapes = MESSAGES_FAMILY_SHAPES if dialect == "anthropic-messages" else FAMILY_SHAPES
+    return shapes[family]

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
+from pydantic import JsonValue
 
 from fakeprovider.build import tool_call_entry
 from fakeprovider.wire import default_error_object
@@ -14,7 +16,7 @@ from fakeprovider.wire import default_error_object
 from .. import codes
 from ..codes import DEFAULT_RETRYABLE_CODES
 from ._drawing import BOOLEANS, Chunk, Step, pick, picked, upto
-from .encoding import Encoding, finish_chunk, usage_objects
+from .encoding import finish_chunk, usage_objects
 from .framing import DONE
 from .intent import FailedAttempt
 from .response import usages
@@ -108,11 +110,13 @@ def retry_afters(slow: bool) -> st.SearchStrategy[tuple[str | None, float | None
 
 
 @st.composite
-def http_errors(draw: st.DrawFn, slow: bool) -> tuple[dict[str, Any], FailedAttempt]:
+def http_errors(
+    draw: st.DrawFn, slow: bool, wire: FailureWire
+) -> tuple[dict[str, Any], FailedAttempt]:
     status, message, code = draw(pick(HTTP_ERRORS))
     error: dict[str, Any] = {"status": status}
     if message is not None:
-        error["body"] = default_error_object(status, message)
+        error["body"] = wire.error_object(status, message)
     header, wait_ms = draw(retry_afters(slow))
     if header is not None:
         error["headers"] = {"Retry-After": header}
@@ -132,16 +136,17 @@ def throttled(draw: st.DrawFn, slow: bool) -> tuple[dict[str, Any], FailedAttemp
 
 @st.composite
 def broken_streams(
-    draw: st.DrawFn, encoding: Encoding, slow: bool
+    draw: st.DrawFn, steps: Sequence[Step], slow: bool
 ) -> tuple[dict[str, Any], FailedAttempt]:
-    """M's stream, cut at a chunk by a reset, a FIN (H3) or, when ``slow``, a stall (H4)."""
+    """M's stream (its ``steps``), cut at a step by a reset, a FIN (H3) or, when ``slow``,
+    a stall (H4)."""
     endings = ("reset", "disconnect", "stall") if slow else ("reset", "disconnect")
     ending = draw(pick(endings))
-    # Counted from the end, so that the cut stays put while the shrinker drops early chunks.
-    kept = len(encoding.chunks) - draw(upto(len(encoding.chunks)))
+    # Counted from the end, so that the cut stays put while the shrinker drops early steps.
+    kept = len(steps) - draw(upto(len(steps)))
     transfer = draw(pick(("chunked", "close")))
-    steps: list[Step] = [{"chunk": chunk} for chunk in encoding.chunks[:kept]]
-    stream = {"framing": {"transfer": transfer}, "steps": [*steps, {ending: True}]}
+    sent = [dict(step) for step in steps[:kept]]
+    stream = {"framing": {"transfer": transfer}, "steps": [*sent, {ending: True}]}
     code = {"reset": codes.TRANSPORT, "disconnect": codes.TRANSPORT, "stall": codes.TIMEOUT}[ending]
     if ending == "disconnect" and transfer == "close":
         code = codes.STREAM_CLOSED  # without chunked coding a FIN is how a body ends
@@ -175,16 +180,29 @@ def refused_streams(draw: st.DrawFn) -> tuple[dict[str, Any], FailedAttempt]:
     return {"stream": {"steps": steps}}, FailedAttempt(code, usage=usage)
 
 
+@dataclass(frozen=True)
+class FailureWire:
+    """What a failing attempt looks like in one dialect: its error bodies and the complete
+    streams a caller must refuse (E1, T5)."""
+
+    error_object: Callable[[int, str | None], JsonValue]
+    refused: Callable[[], st.SearchStrategy[tuple[dict[str, Any], FailedAttempt]]]
+
+
+CHAT_FAILURES = FailureWire(default_error_object, refused_streams)
+
+
 def failed_attempts(
-    encoding: Encoding, *, slow: bool
+    steps: Sequence[Step], *, slow: bool, wire: FailureWire = CHAT_FAILURES
 ) -> st.SearchStrategy[tuple[dict[str, Any], FailedAttempt]]:
-    """An attempt that fails before the last one. ``slow`` adds those that cost real time
-    (a stall waits for the idle timeout; Retry-After: 1 for a second)."""
+    """An attempt that fails before the last one, on ``wire``; ``steps`` are M's stream.
+    ``slow`` adds those that cost real time (a stall waits for the idle timeout;
+    Retry-After: 1 for a second)."""
     return st.one_of(
-        http_errors(slow),
+        http_errors(slow, wire),
         faults(slow),
-        broken_streams(encoding, slow),
-        refused_streams(),
+        broken_streams(steps, slow),
+        wire.refused(),
         throttled(slow),
     )
 

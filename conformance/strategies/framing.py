@@ -25,6 +25,11 @@ NOISE: tuple[Step, ...] = (
     {"field": "x-vendor", "value": "1"},
     {"raw": ": OPENROUTER PROCESSING"},
 )
+# On a wire of named events, an ``event:`` field names the next event and a data line is
+# one: only comments and the other fields change nothing there.
+NAMED_EVENT_NOISE: tuple[Step, ...] = tuple(
+    step for step in NOISE if "comment" in step or step.get("field") not in (None, "event")
+)
 AFTER_DONE: tuple[tuple[Step, ...], ...] = (
     (),
     ({"chunk": {"choices": [{"index": 0, "delta": {"content": "after [DONE]"}}]}},),
@@ -35,10 +40,11 @@ DONE: Step = {"done": True}
 
 
 @st.composite
-def with_noise(draw: st.DrawFn, steps: list[Step]) -> None:
-    inserts = draw(st.lists(st.tuples(upto(len(steps)), upto(len(NOISE) - 1)), max_size=3))
-    for position, noise in sorted(inserts, reverse=True):
-        steps.insert(position, dict(NOISE[noise]))
+def with_noise(draw: st.DrawFn, steps: list[Step], noise: tuple[Step, ...] = NOISE) -> None:
+    """Up to three lines of ``noise`` among ``steps``."""
+    inserts = draw(st.lists(st.tuples(upto(len(steps)), upto(len(noise) - 1)), max_size=3))
+    for position, chosen in sorted(inserts, reverse=True):
+        steps.insert(position, dict(noise[chosen]))
 
 
 @functools.cache

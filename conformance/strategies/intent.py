@@ -10,7 +10,7 @@ reads the wire.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import JsonValue
@@ -18,7 +18,11 @@ from pydantic import JsonValue
 from ..codes import EMPTY_RESPONSE, MALFORMED_TOOL_CALL
 from ..events import RetryPolicy
 
-_FINISHES = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
+FinishMeanings = Mapping[str, str]
+"""A wire's finish reasons and the finish each means; any other reason is a failure coded
+with its upper-cased name (so Anthropic's ``refusal`` is ``REFUSAL``)."""
+
+CHAT_FINISHES: FinishMeanings = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class IntendedUsage:
     completion_tokens: int
     cached_tokens: int | None = None  # part of prompt_tokens
     reasoning_tokens: int | None = None  # part of completion_tokens
+    cache_write_tokens: int | None = None  # not part of prompt_tokens (Anthropic's writes)
 
     def expect(self) -> dict[str, JsonValue]:
         """The disjoint usage of C4, as ``expect`` lists it."""
@@ -45,6 +50,8 @@ class IntendedUsage:
             usage["cache_read_tokens"] = self.cached_tokens
         if self.reasoning_tokens is not None:
             usage["reasoning_tokens"] = self.reasoning_tokens
+        if self.cache_write_tokens is not None:
+            usage["cache_write_tokens"] = self.cache_write_tokens
         return usage
 
 
@@ -56,11 +63,20 @@ class IntendedResponse:
     text: str = ""
     calls: tuple[IntendedCall, ...] = ()
     usage: IntendedUsage | None = None
-    finish: str | None = None  # the wire's finish_reason; None: never sent
+    finish: str | None = None  # the wire's finish reason; None: never sent
+    # Continuity tokens a reasoning block carries (Anthropic): its signature, or the opaque
+    # data of a redacted block. Either makes the block content, even with no text.
+    signature: str | None = None
+    redacted: str | None = None
+
+    @property
+    def reasoned(self) -> bool:
+        """The response has a reasoning block (text, a signature or redacted data)."""
+        return bool(self.reasoning) or self.signature is not None or self.redacted is not None
 
     @property
     def empty(self) -> bool:
-        return not (self.reasoning or self.text or self.calls)
+        return not (self.reasoned or self.text or self.calls)
 
 
 @dataclass(frozen=True)
@@ -78,18 +94,22 @@ def failure_expect(code: str, usage: IntendedUsage | None = None) -> dict[str, J
 
 
 def response_expect(
-    response: IntendedResponse, call_order: Sequence[int], *, unidentified: bool = False
+    response: IntendedResponse,
+    call_order: Sequence[int],
+    *,
+    unidentified: bool = False,
+    finishes: FinishMeanings = CHAT_FINISHES,
 ) -> dict[str, JsonValue]:
     """The outcome of an attempt that delivers ``response`` up to ``[DONE]``.
 
     ``call_order`` lists the calls in the order the wire opens them; ``unidentified``: a
     call never got its id or name (T5). E1 and T5 refuse the response but still report its
-    usage; an unknown finish reason is a failure that keeps both blocks and usage.
+    usage; a finish reason ``finishes`` does not know is a failure that keeps its usage.
     """
     usage: dict[str, JsonValue] = {}
     if response.usage is not None:
         usage["usage"] = response.usage.expect()
-    mapped = _FINISHES.get(response.finish or "stop")
+    mapped = finishes.get(response.finish or "stop")
     if unidentified:
         return {"finish": "error", "code": MALFORMED_TOOL_CALL, **usage}
     if mapped is None:
@@ -100,8 +120,12 @@ def response_expect(
     outcome: dict[str, JsonValue] = {"finish": mapped}
     if response.text:
         outcome["text"] = response.text
-    if response.reasoning:
+    if response.reasoned:  # a signature-only or redacted block's text is ""
         outcome["reasoning"] = response.reasoning
+    if response.signature is not None:
+        outcome["signature"] = response.signature
+    if response.redacted is not None:
+        outcome["redacted"] = response.redacted
     if response.calls:
         outcome["tool_calls"] = [_call(response.calls[index]) for index in call_order]
     return outcome | usage

@@ -83,12 +83,15 @@ def tool_calls() -> st.SearchStrategy[IntendedCall]:
 
 
 @st.composite
-def usages(draw: st.DrawFn) -> IntendedUsage:
+def usages(draw: st.DrawFn, *, reasoning: bool = True, cache_writes: bool = False) -> IntendedUsage:
+    """Token counts; ``reasoning`` and ``cache_writes``: the wire can carry those counters
+    (chat reports reasoning tokens, Anthropic cache writes)."""
     prompt = draw(upto(100_000))
     completion = draw(upto(10_000))
     cached = draw(upto(prompt)) if draw(BOOLEANS) else None
-    reasoning = draw(upto(completion)) if draw(BOOLEANS) else None
-    return IntendedUsage(prompt, completion, cached, reasoning)
+    reasoned = draw(upto(completion)) if reasoning and draw(BOOLEANS) else None
+    written = draw(upto(10_000)) if cache_writes and draw(BOOLEANS) else None
+    return IntendedUsage(prompt, completion, cached, reasoned, written)
 
 
 @functools.cache

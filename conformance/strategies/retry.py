@@ -38,9 +38,9 @@ from fakeprovider.scenario import Attempt, Scenario
 from fakeprovider.wire import default_error_object
 
 from ..codes import DEFAULT_RETRYABLE_CODES
-from . import named_by_content
 from ._drawing import BOOLEANS, pick, picked, upto
 from .breaking import retryable_subsets
+from .shape import named_by_content
 
 MakeAttempt = Callable[[int], StreamBuilder | Attempt]  # from the attempt's number
 

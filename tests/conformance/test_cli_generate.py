@@ -10,13 +10,25 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli import main
+from conformance.options import RunOptions
 from conformance.results import RunResult, reproducible_json
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"{sys.executable} {REPO / 'examples/python-adapter/adapter.py'}"
+
+
+class ChatOnly(ReferenceAdapter):
+    """The reference adapter as a protocol-1.0 adapter would greet: no dialect declared."""
+
+    hello = ReferenceAdapter.hello.model_copy(update={"dialects": None})
+
+
+def chat_only(options: RunOptions) -> ReferenceAdapter:
+    return ChatOnly()
 
 
 def invoke(*args: str) -> Result:
@@ -56,6 +68,20 @@ def test_fuzz_names_the_families_it_knows() -> None:
     result = CliRunner().invoke(main, ["fuzz", "--family", "Z"])
     assert result.exit_code == 2
     assert "no generated cases for ['Z']" in result.output
+
+
+def test_fuzz_names_the_families_of_the_dialects_it_is_given() -> None:
+    # The quirk transforms (Q) re-encode chat chunks: Anthropic cases have no Q family.
+    result = CliRunner().invoke(main, ["fuzz", "--dialect", "anthropic-messages", "--family", "Q"])
+    assert result.exit_code == 2
+    assert "no generated cases for ['Q']; families: G, C, T, E, S, H, R" in result.output
+
+
+def test_fuzz_reports_a_dialect_the_adapter_does_not_declare_as_not_applicable() -> None:
+    result = invoke("fuzz", "--adapter", f"{__name__}:chat_only", "--dialect", "anthropic-messages")
+    assert result.exit_code == 0, result.output
+    assert "n/a anthropic-messages: the adapter does not declare this dialect" in result.output
+    assert "examples in" not in result.output
 
 
 def test_replay_reports_a_malformed_fixture(tmp_path: Path) -> None:

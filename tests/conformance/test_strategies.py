@@ -13,6 +13,7 @@ from conformance.options import DEFAULT_POLICY, case_policy
 from conformance.oracle import ExpectedOutcome, expect_disagreements, expected_outcome
 from conformance.run.properties import families, sample_cases, scenario_size
 from conformance.strategies import family_cases
+from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Framing, Scenario, StreamAttempt
 
@@ -23,9 +24,14 @@ def oracle_of(scenario: Scenario) -> ExpectedOutcome:
     return expected_outcome(scenario, case_policy(DEFAULT_POLICY, scenario))
 
 
-@pytest.mark.parametrize("family", families())
-def test_the_oracle_reads_the_intended_outcome_from_the_wire(family: str) -> None:
-    @given(family_cases(family))
+@pytest.mark.parametrize(
+    ("dialect", "family"),
+    [(dialect, family) for dialect in DIALECT_IDS for family in families(dialect)],
+)
+def test_the_oracle_reads_the_intended_outcome_from_the_wire(
+    dialect: DialectId, family: str
+) -> None:
+    @given(family_cases(family, dialect))
     def agrees(scenario: Scenario) -> None:
         assert scenario.expect is not None
         assert expect_disagreements(scenario, exhaustive=True) == []
