@@ -4,8 +4,9 @@ Two independent readings of INVARIANTS.md (h11's ``test_against_stdlib_http``, a
 ourselves): neither imports the other, and this file only feeds both the same inputs —
 status lines and error wording (H1), Retry-After values (H2), retry decisions and waits
 (R1-R3, R5, R6), SSE bodies cut into reads (S1-S3), tool-call entries to group into calls
-(T1-T4, T7). A disagreement is a question the spec must answer; where INVARIANTS.md is
-silent, the answers are in ``docs/decisions.md``.
+(T1-T4, T7), and generated Anthropic Messages attempts into their blocks and finish (the AN
+rules and the dialect-blind ones on that wire). A disagreement is a question the spec must
+answer; where INVARIANTS.md is silent, the answers are in ``docs/decisions.md``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from conformance import codes, oracle
 from conformance.adapters.reference import (
+    AnthropicTranslator,
+    AttemptReader,
     Failure,
     SSEDecoder,
     StreamTranslator,
@@ -415,3 +418,46 @@ def test_tool_call_grouping_agrees(scenario: Scenario) -> None:
     assert (finish.reason, finish.code) == (expected.reason, expected.code)
     ends = [event.block for event in events if isinstance(event, BlockEnd)]
     assert ends == (list(expected.blocks) if expected.success else [])
+
+
+# --- Anthropic Messages: whole attempts ---------------------------------------------------
+
+
+def anthropic_streams() -> st.SearchStrategy[tuple[Scenario, int]]:
+    """Each 2xx stream attempt of the generated Anthropic cases, of every family, as
+    (scenario, attempt number): routing, identity, content, empty turns, framing, errors."""
+    families = st.sampled_from(("G", "C", "T", "E", "S", "H", "R"))
+    scenarios = families.flatmap(lambda family: family_cases(family, "anthropic-messages"))
+    return scenarios.flatmap(
+        lambda scenario: st.sampled_from(
+            [
+                (scenario, number)
+                for number, attempt in enumerate(scenario.attempts, start=1)
+                if isinstance(attempt, StreamAttempt) and 200 <= attempt.stream.status < 300
+            ]
+            or [(scenario, 0)]
+        )
+    )
+
+
+@given(anthropic_streams())
+@MANY
+def test_anthropic_attempts_agree(drawn: tuple[Scenario, int]) -> None:
+    scenario, number = drawn
+    assume(number > 0)
+    attempt = scenario.attempts[number - 1]
+    assert isinstance(attempt, StreamAttempt)
+    plan = encode_stream(attempt.stream)
+    assume(plan.ending == "close")  # a reset or stall is the transport's, read by the shell
+    expected = oracle.expected_attempt(scenario, number, now=NOW)
+    reader = AttemptReader(translator=AnthropicTranslator)
+    events = []
+    for write in plan.writes:
+        events += reader.receive_data(write.data)
+        if reader.finished:
+            break
+    events += reader.end()
+    finish = next(event for event in events if isinstance(event, Finish))
+    assert (finish.reason, finish.code) == (expected.reason, expected.code)
+    ends = [event.block for event in events if isinstance(event, BlockEnd)]
+    assert ends == (list(expected.blocks) if expected.success else ends)

@@ -87,6 +87,7 @@ class _Block:
     arguments: str = ""
     stopped: bool = False
     restarted: bool = False  # another block was started at its index (AN-G2)
+    shown_at: int | None = None  # when it first had content: its place among the blocks
 
     @property
     def arguments_as_object(self) -> bool:
@@ -229,6 +230,13 @@ class _Reading:
         elif kind == "redacted":
             self.features.add("an-redacted")
         self.blocks[index] = _Block(kind, block)
+        self._shown(self.blocks[index])
+
+    def _shown(self, block: _Block) -> None:
+        """A block takes its place when it first has content, as a caller first sees it: a
+        text block opened empty and written after a later call started comes after it."""
+        if block.shown_at is None and block.canonical() is not None:
+            block.shown_at = sum(b.shown_at is not None for b in self.blocks.values())
 
     def _repeated_start(self, known: _Block, kind: str | None, block: dict[str, Any]) -> None:
         """AN-G2: a start for an index already used never merges two blocks nor changes an
@@ -266,6 +274,7 @@ class _Reading:
             self.features.add("an-signature")
         elif delta_type == "input_json_delta":
             block.arguments += _fragment(delta, "partial_json")
+        self._shown(block)
 
     def _block_stop(self, data: dict[str, Any]) -> None:
         block = self._routed(data, "stop")
@@ -315,7 +324,11 @@ class _Reading:
         )
 
     def result(self, number: int) -> ExpectedAttempt:
-        opened = [block.canonical() for block in self.blocks.values()]
+        shown = sorted(
+            (b for b in self.blocks.values() if b.shown_at is not None),
+            key=lambda b: b.shown_at or 0,
+        )
+        opened = [block.canonical() for block in shown]
         blocks = tuple(block for block in opened if block is not None)
         if any(block.arguments_as_object for block in self.blocks.values()):
             # JSON the start carried as an object has no raw text a client could keep: any
