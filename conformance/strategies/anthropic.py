@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import string
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -247,7 +248,14 @@ def call_blocks(
     as ``partial_json`` fragments, the first of them empty as the real API sends it. A call
     without arguments gets only empty fragments: its arguments are ``{}`` (AN-C4)."""
     call = draw(tool_calls())
-    if call.arguments:
+    whole = _json_object(call.arguments)
+    start_input: dict[str, Any] = {}
+    if whole and draw(BOOLEANS):
+        # The input sent whole in the start (a compatible server's shape), maybe followed by
+        # the API's lone empty fragment, which must not reset it (the TS SDK does).
+        start_input, pieces = whole, [""] * draw(pick((0, 1)))
+        call = replace(call, arguments=json.dumps(whole, ensure_ascii=False))
+    elif call.arguments:
         pieces = draw(fragments(call.arguments))
         if draw(pick((True, False))):
             pieces.insert(0, "")
@@ -255,7 +263,12 @@ def call_blocks(
         pieces = [""] * draw(pick((1, 0, 2)))
         call = replace(call, arguments="{}")
     withheld = draw(pick(WITHHELD)) if unidentified else frozenset()
-    start: dict[str, Any] = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+    start: dict[str, Any] = {
+        "type": "tool_use",
+        "id": call.id,
+        "name": call.name,
+        "input": start_input,
+    }
     for key in withheld:
         value: Field = draw(pick(UNSET_IDENTITIES))
         if value is ABSENT:
@@ -264,6 +277,15 @@ def call_blocks(
             start[key] = value
     block = Block(start, tuple(_deltas("input_json_delta", "partial_json", pieces)), call=position)
     return block, call, bool(withheld)
+
+
+def _json_object(arguments: str) -> dict[str, Any] | None:
+    """The arguments as a non-empty JSON object, or None."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value else None
 
 
 @st.composite
