@@ -56,8 +56,19 @@ def family_label(family: str, dialect: DialectId = DEFAULT_DIALECT) -> str:
     return family if dialect == DEFAULT_DIALECT else f"{family} {dialect}"
 
 
-def family_invariants(family: str) -> tuple[str, ...]:
-    return tuple(i.id for i in CATALOGUE.values() if i.family == family)
+def generated_family(family: str) -> str:
+    """The generated family that exercises a catalogue family: a wire's own rules are drawn
+    with its cases of the same letter (AN-G's by G on the Anthropic wire)."""
+    return family.rpartition("-")[2]
+
+
+def family_invariants(family: str, dialect: DialectId = DEFAULT_DIALECT) -> tuple[str, ...]:
+    """The invariants a generated family of ``dialect`` judges."""
+    return tuple(
+        i.id
+        for i in CATALOGUE.values()
+        if generated_family(i.family) == family and dialect in i.dialects
+    )
 
 
 @dataclass(frozen=True)
@@ -183,7 +194,7 @@ def check_family(
     follow the profile: derandomized or random); ``on_example`` hears of every example run.
     """
     targets = tuple(invariants) if invariants is not None else None
-    selected = targets or family_invariants(family)
+    selected = targets or family_invariants(family, dialect)
     run = FamilyRun(family, selected, dialect)
     options = runner.options
 
