@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import codes
-from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock, error_finish
+from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_anthropic_error
 from conformance.adapters.reference.sse import SSEEvent
@@ -239,23 +239,8 @@ class AnthropicTranslator(BlockTranslator):
             # No stop reason at all: what the blocks say the turn was (AN-C6).
             has_call = any(block.kind == "tool-call" for block in self._blocks)
             reason = "tool_use" if has_call else "end_turn"
-        finish = SUCCESS_FINISHES.get(reason)
-        if finish == "stop":
-            if not self._has_content():
-                return error_finish(
-                    codes.EMPTY_RESPONSE, "model returned a completed response with no content"
-                )
-            return Finish(reason="stop")
-        if finish == "tool-calls":
-            return Finish(reason="tool-calls")
-        if finish == "max-tokens":
-            return Finish(reason="max-tokens")
         code = ERROR_FINISHES.get(reason, codes.finish_reason_code(reason))
-        return error_finish(code, f"model stopped: {reason}")
-
-    def _has_content(self) -> bool:
-        """Any block shown: reasoning-only (a signature or redacted block) counts (E2)."""
-        return bool(self._blocks)
+        return self._mapped_finish(SUCCESS_FINISHES.get(reason), code, reason)
 
     # --- blocks -----------------------------------------------------------------------------
 

@@ -105,6 +105,23 @@ class BlockTranslator:
         ]
         return [*block_ends, *usage, finish]
 
+    def _mapped_finish(self, mapped: str | None, code: str, reason: str) -> Finish:
+        """The finish of a wire reason: ``mapped`` to a success (stop, tool-calls,
+        max-tokens), or None for one that ends the turn as a failure with ``code``. A stop
+        with no content is EMPTY_RESPONSE (E1)."""
+        if mapped == "stop" and not self._has_content():
+            message = "model returned a completed response with no content"
+            return error_finish(codes.EMPTY_RESPONSE, message)
+        if mapped in ("stop", "tool-calls", "max-tokens"):
+            return Finish.model_validate({"reason": mapped})
+        return error_finish(code, f"model stopped: {reason}")
+
+    def _has_content(self) -> bool:
+        """Whether a stop has content (E1): any block at all, reasoning-only and
+        whitespace-only text included (E2, E3), a tool call (E5), a signature or redacted
+        block."""
+        return bool(self._blocks)
+
     def _first_unidentified_call(self) -> str | None:
         for index, block in enumerate(self._blocks):
             missing = " or ".join(block.unidentified)

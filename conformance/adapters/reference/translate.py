@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from conformance import codes
-from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock, error_finish
+from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock
 from conformance.adapters.reference.chunk import (
     MalformedChunkError,
     ToolCallPart,
@@ -36,6 +36,10 @@ _EXCERPT_CHARS = 120  # how much of a bad payload a failure message quotes
 def _reject_constant(constant: str) -> Any:
     # Python's json accepts NaN and Infinity; JSON (and the harness's parser) does not.
     raise ValueError(f"{constant} is not JSON")
+
+
+# The wire's finish reasons that end a turn successfully, as the caller sees them (C5).
+CHAT_FINISHES = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
 
 class StreamTranslator(BlockTranslator):
@@ -179,22 +183,8 @@ class StreamTranslator(BlockTranslator):
 
     def _resolved_finish(self) -> Finish:
         reason = self._pending_reason or "stop"
-        if reason == "stop":
-            if not self._has_content():
-                return error_finish(
-                    codes.EMPTY_RESPONSE, "model returned a completed response with no content"
-                )
-            return Finish(reason="stop")
-        if reason == "tool_calls":
-            return Finish(reason="tool-calls")
-        if reason == "length":
-            return Finish(reason="max-tokens")
-        return error_finish(codes.finish_reason_code(reason), f"model stopped: {reason}")
-
-    def _has_content(self) -> bool:
-        """Whether a stop has content (E1): any block at all, reasoning-only and
-        whitespace-only text included (E2, E3), and a tool call (E5)."""
-        return bool(self._blocks)
+        mapped = CHAT_FINISHES.get(reason)
+        return self._mapped_finish(mapped, codes.finish_reason_code(reason), reason)
 
 
 def _is_error_payload(document: object) -> bool:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakeprovider.dialects.anthropic import ERROR_TYPES, EventStep
+from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES, ERROR_TYPES, EventStep
 from fakeprovider.scenario import TERMINAL_STEPS, PauseStep, StreamResponse
 
 from ...codes import MALFORMED_RESPONSE, PAUSE_TURN, REFUSAL, SERVER, ConformanceError
@@ -42,8 +42,9 @@ STOP_REASONS: dict[str, tuple[str, str | None]] = {
 # with the error's wording read as in an error body. A type not listed is SERVER.
 STATUS_OF_ERROR_TYPE: dict[str, int] = {kind: status for status, kind in ERROR_TYPES.items()}
 
-# What each block type is canonically, and the delta types that fit it (AN-G3). A block
-# type not listed (a `*_tool_result`, `fallback`, `compaction`…) is skipped, deltas and all.
+# What each block type is canonically; the delta types that fit each (AN-G3) are the wire's
+# (DELTA_BLOCK_TYPES). A block type not listed (a `*_tool_result`, `fallback`,
+# `compaction`…) is skipped, deltas and all.
 _BLOCK_KINDS = {
     "text": "text",
     "thinking": "thinking",
@@ -51,14 +52,6 @@ _BLOCK_KINDS = {
     "tool_use": "tool",
     "server_tool_use": "server-tool",
 }
-_FITTING_DELTAS = {
-    "text": ("text_delta", "citations_delta"),
-    "thinking": ("thinking_delta", "signature_delta"),
-    "redacted": (),
-    "tool": ("input_json_delta",),
-    "server-tool": ("input_json_delta",),
-}
-_KNOWN_DELTAS = frozenset(kind for kinds in _FITTING_DELTAS.values() for kind in kinds)
 _KNOWN_EVENTS = frozenset(
     {
         "message_start",
@@ -257,9 +250,9 @@ class _Reading:
             return
         delta = _object(data.get("delta"), "delta")
         delta_type = delta.get("type")
-        if block.kind is None or delta_type not in _KNOWN_DELTAS:
+        if block.kind is None or delta_type not in DELTA_BLOCK_TYPES:
             return  # a skipped block's deltas, or a delta type of no block yet (AN-G7)
-        if delta_type not in _FITTING_DELTAS[block.kind]:
+        if block.start.get("type") not in DELTA_BLOCK_TYPES[delta_type]:
             # AN-G3: never appended; after a conflicting start, the deltas of the block it
             # started are that start's consequence (AN-G2's), not a misfit of their own.
             if not block.restarted:
