@@ -22,7 +22,6 @@ from pathlib import Path
 
 import click
 
-from fakeprovider.dialects import DEFAULT_DIALECT
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError
@@ -99,16 +98,15 @@ def matrix(
             "no shim's library is installed here; run `tox -m matrix`, or: "
             + "; ".join(sorted({s.setup for s in SHIMS.values()}))
         )
-    scenarios = chat_scenarios(fixture_paths)
+    scenarios = corpus_scenarios(fixture_paths)
     for shim in installed:
         _run_column(shim, scenarios, out_dir, jobs)
     _render(out_dir, summary, _corpus_label(fixture_paths))
 
 
-def chat_scenarios(fixture_paths: tuple[Path, ...]) -> list[Scenario]:
-    """The corpus's chat-completions cases: the matrix's shims speak no other dialect yet,
-    and their columns read as they did before dialects."""
-    return selected_scenarios(fixture_paths, None, dialects=(DEFAULT_DIALECT,))
+def corpus_scenarios(fixture_paths: tuple[Path, ...]) -> list[Scenario]:
+    """The corpus's cases of every dialect: each column runs those its shim speaks."""
+    return selected_scenarios(fixture_paths, None)
 
 
 @matrix.command("column")
@@ -121,7 +119,7 @@ def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...], jobs: int)
     shim = SHIMS[name]
     if not shim.installed:
         raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
-    _run_column(shim, chat_scenarios(fixture_paths), out_dir, jobs)
+    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs)
 
 
 @matrix.command("render")

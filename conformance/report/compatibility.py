@@ -95,8 +95,9 @@ def outcome(case: CaseResult | None) -> str:
 
 
 def _block(block: Mapping[str, Any]) -> str:
-    if block["type"] == "tool-call":
-        return f"call {block['id']!r}/{block['name']!r} {_clip(block['arguments'])}"
+    if block["type"] in ("tool-call", "server-tool"):
+        kind = "call" if block["type"] == "tool-call" else "server tool"
+        return f"{kind} {block['id']!r}/{block['name']!r} {_clip(block['arguments'])}"
     return f"{block['type']} {_clip(block['text'])}"
 
 
