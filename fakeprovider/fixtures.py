@@ -23,6 +23,17 @@ from .errors import FakeProviderError
 from .scenario import Scenario, StreamAttempt
 from .wire import EncodeError, encode_stream
 
+try:
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
+except ImportError:  # a PyYAML built without libyaml: the same events, slower
+
+    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, text: str) -> None:
+            yaml.reader.Reader.__init__(self, text)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
 Location = tuple[str | int, ...]
 """A path into a fixture's data: ``("attempts", 0, "stream", "steps", 2)``."""
 
@@ -222,7 +233,9 @@ def _parse_fixture_text(path: Path, text: str) -> tuple[Any, _Lines, tuple[Fixtu
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         line = mark.line + 1 if mark is not None else None
-        reason = f"invalid YAML: {error.problem or error}"
+        detail = error.problem or str(error)
+        # libyaml stops at its own depth, beyond ours, while scanning a flow ahead
+        reason = _too_deep() if detail == _LIBYAML_TOO_DEEP else f"invalid YAML: {detail}"
         raise FixtureError([FixtureProblem(path, "", reason, line)]) from None
     except yaml.YAMLError as error:
         raise FixtureError([FixtureProblem(path, "", f"invalid YAML: {error}")]) from None
@@ -238,7 +251,7 @@ def _parse_fixture_text(path: Path, text: str) -> tuple[Any, _Lines, tuple[Fixtu
         _index_lines(node, (), lines)
         cuts = [
             FixtureProblem(path, _dotted(location), _CUT_SHORT.format(value=value), line)
-            for location, value, line in _cut_scalars(node, ())
+            for location, value, line in _cut_scalars(node, (), text)
         ]
     return data, lines, tuple(cuts)
 
@@ -262,20 +275,35 @@ class _UnconvertibleNodeError(FakeProviderError):
         self.root: yaml.Node | None = None  # set by _parse, to locate the node
 
 
-class _FixtureLoader(yaml.SafeLoader):
-    """The safe loader, bounded: it stops composing past MAX_FIXTURE_DEPTH (the composer
-    recurses once per level, so deeper input would exhaust the stack, and the pure-Python
-    scanner slows with depth), and a value its constructor refuses is a problem at that
-    node, not a traceback."""
+class _FixtureLoader(
+    _Parser, yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver
+):
+    """The safe loader, bounded: libyaml's parser (when PyYAML has it: ten times the pure
+    Python one, most of a run's corpus load) under the Python composer, which stops past
+    MAX_FIXTURE_DEPTH (it recurses once per level, so deeper input would exhaust the
+    stack); a value its constructor refuses is a problem at that node, not a traceback."""
 
     _depth = 0
+    has_aliases = False  # without one the graph is a tree, bounded by the text and depth
+
+    def __init__(self, text: str) -> None:
+        _Parser.__init__(self, text)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+    # libyaml's parser brings its own composer, which has no depth bound: use Python's.
+    get_single_node = yaml.composer.Composer.get_single_node
+    compose_document = yaml.composer.Composer.compose_document
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_FIXTURE_DEPTH:
                 raise _UnsafeShapeError(_too_deep(), _line(parent) if parent is not None else None)
-            node: yaml.Node | None = super().compose_node(parent, index)
+            if self.check_event(yaml.AliasEvent):
+                self.has_aliases = True
+            node: yaml.Node | None = yaml.composer.Composer.compose_node(self, parent, index)
             return node
         finally:
             self._depth -= 1
@@ -321,7 +349,8 @@ def _parse(text: str) -> tuple[yaml.Node | None, Any]:
         node = loader.get_single_node()
         if node is None:
             return None, None
-        _check_aliases(node)
+        if loader.has_aliases:
+            _check_aliases(node)
         try:
             return node, loader.construct_document(node)
         except _UnconvertibleNodeError as error:
@@ -419,6 +448,9 @@ def _line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
 
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
 def _too_deep() -> str:
     return f"nested more than {MAX_FIXTURE_DEPTH} levels deep"
 
@@ -443,20 +475,21 @@ _CUT_SHORT = (
 )
 
 
-def _cut_scalars(node: yaml.Node, path: Location) -> Iterator[tuple[Location, str, int]]:
-    """Plain scalar values followed by one space (or tab) and ``#``: likely text cut short
-    (``notes: see issue #12`` is just ``see issue``), not a comment set apart as one is."""
+def _cut_scalars(node: yaml.Node, path: Location, text: str) -> Iterator[tuple[Location, str, int]]:
+    """Plain scalar values (style None, or "" from libyaml) followed by one space (or tab)
+    and ``#``: likely text cut short (``notes: see issue #12`` is just ``see issue``), not a
+    comment set apart as one is."""
     if isinstance(node, yaml.ScalarNode):
         end = node.end_mark
-        after = end.buffer[end.pointer : end.pointer + 2] if end.buffer else ""
-        if node.style is None and after in (" #", "\t#"):
+        after = text[end.index : end.index + 2]
+        if not node.style and after in (" #", "\t#"):
             yield path, node.value, end.line + 1
     elif isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            yield from _cut_scalars(value, (*path, key.value))
+            yield from _cut_scalars(value, (*path, key.value), text)
     elif isinstance(node, yaml.SequenceNode):
         for position, item in enumerate(node.value):
-            yield from _cut_scalars(item, (*path, position))
+            yield from _cut_scalars(item, (*path, position), text)
 
 
 def _problem(path: Path, detail: Any, lines: _Lines) -> FixtureProblem:

@@ -8,29 +8,47 @@ Options they share live in :mod:`.options`, what they print in :mod:`.console`.
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from . import catalogue, gateway, generate, matrix, mutants, report, run, validate
+from .heap import frozen_at_exit
 from .options import document_exit_codes
 
+COMMANDS = {
+    "run": "run:run",
+    "fuzz": "generate:fuzz",
+    "replay": "generate:replay",
+    "mutants": "mutants:mutants",
+    "matrix": "matrix:matrix",
+    "gateway": "gateway:gateway",
+    "lint": "gateway:lint",
+    "validate": "validate:validate",
+    "report": "report:report",
+    "list": "catalogue:list_invariants",
+}
+"""Each command's module and function: a command imports only what it needs (``run`` has
+no Hypothesis to load), a fifth of a default run's start-up."""
 
-@click.group()
+
+class _CommandsOnDemand(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, _, attribute = COMMANDS[name].partition(":")
+        command: click.Command = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        document_exit_codes(command)
+        return command
+
+
+@click.group(cls=_CommandsOnDemand)
 @click.version_option(package_name="streamconform")
 def main() -> None:
     """Conformance suite for LLM streaming adapters."""
+    frozen_at_exit()
 
 
-for _command in (
-    run.run,
-    generate.fuzz,
-    generate.replay,
-    mutants.mutants,
-    matrix.matrix,
-    gateway.gateway,
-    gateway.lint,
-    validate.validate,
-    report.report,
-    catalogue.list_invariants,
-):
-    main.add_command(_command)
 document_exit_codes(main)

@@ -9,10 +9,9 @@ each shrunk failure as a fixture (``--save-failures``); ``replay`` re-runs such 
 from __future__ import annotations
 
 import functools
-import gc
 import random
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +42,7 @@ from ..run.properties import (
 from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
 from .console import VERDICT_STYLE, terminal, transient_progress, visible
+from .heap import setup_frozen
 from .options import (
     SetupError,
     contract_option,
@@ -139,7 +139,8 @@ def _open_runner(
 )
 @jobs_option(
     "Families checked at once, each in a worker process of its own (the slow ones first); "
-    "the results are those of --jobs 1."
+    "the results are those of --jobs 1.",
+    processes=True,
 )
 def fuzz(
     adapter_target: str | None,
@@ -191,7 +192,7 @@ def fuzz(
             for family in known[dialect]
             if not chosen or family in chosen
         ]
-        stack.enter_context(_setup_frozen())
+        stack.enter_context(setup_frozen())
         if jobs == 1 or len(selected) == 1:
             checked = _checked_here(runner, selected, settings, seed)
         else:  # this process and workers, each with a session of its own
@@ -217,19 +218,6 @@ def fuzz(
         runs = _print_families(console, checked, save_failures, seed, profile, runner.invocation)
     console.print(_summary(runs))
     exit_judged(not all(run.passed for run in runs))
-
-
-@contextmanager
-def _setup_frozen() -> Iterator[None]:
-    """Everything set up so far (modules, the adapter, the catalogue) out of the garbage
-    collector's sight while the cases run: its full passes then walk only what the cases
-    made (~6 % of a generated case's time)."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()  # a host process (a test's CliRunner) gets its heap back as it was
 
 
 def _checked_here(

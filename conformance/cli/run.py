@@ -19,7 +19,7 @@ from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
 from .console import controls_shown, print_summary, terminal, transient_progress
-from .generate import generated_cases
+from .heap import setup_frozen
 from .options import (
     InputError,
     SetupError,
@@ -116,7 +116,11 @@ def run(
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
     known = None if baseline is None else _read_baseline(baseline)
-    generated, seed = generated_cases(generate, seed) if generate else ([], seed)
+    generated: list[Scenario] = []
+    if generate:
+        from .generate import generated_cases  # Hypothesis loads only for generated cases
+
+        generated, seed = generated_cases(generate, seed)
     scenarios = selected_scenarios(fixture_paths, select, profiles, generated, dialects)
     options = RunOptions(
         policy=DEFAULT_POLICY,
@@ -127,7 +131,8 @@ def run(
         transport=transport,
     )
     try:  # the runner checks every case's retry_policy before the first case
-        result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
+        with setup_frozen():
+            result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
     except RetryPolicyError as error:
         raise InputError(str(error)) from None
     if generate:

@@ -72,12 +72,20 @@ def test_an_adapter_that_does_not_start_exits_3(
 
 
 def _commands(group: click.Group) -> list[click.Command]:
-    found: list[click.Command] = []
-    for command in group.commands.values():
-        found.append(command)
-        if isinstance(command, click.Group):
-            found += _commands(command)
+    """The group and every command below it, as ``--help`` finds them (``main`` imports
+    each command's module only when it is asked for)."""
+    found: list[click.Command] = [group]
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
+        found += _commands(command) if isinstance(command, click.Group) else [command]
     return found
+
+
+def test_every_command_is_listed() -> None:
+    names = {command.name for command in _commands(main)}
+    assert {"run", "fuzz", "replay", "mutants", "matrix", "gateway", "list"} <= names
 
 
 @pytest.mark.parametrize("command", _commands(main), ids=lambda command: command.name)

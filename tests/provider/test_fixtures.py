@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,6 +255,29 @@ def test_alias_bombs_and_deep_nesting_get_one_clear_error(
     (problem,) = problems_of(path)
     assert problem.startswith(str(path))
     assert reason in problem
+
+
+def test_without_libyaml_the_python_parser_reads_and_bounds_the_same(tmp_path: Path) -> None:
+    """A PyYAML built without libyaml falls back to the pure-Python parser: same data, same
+    depth bound (checked in a fresh interpreter, where ``yaml._yaml`` cannot be imported)."""
+    deep = write(tmp_path, "deep.json", '{"attempts": ' + "[" * 5000 + "]" * 5000 + "}")
+    script = f"""
+import sys
+sys.modules["yaml._yaml"] = None
+import yaml
+from fakeprovider.fixtures import FixtureError, _parse, load_fixture
+assert not yaml.__with_libyaml__
+text = open({str(next(bundled_fixtures().glob("quirks/**/*.yaml")))!r}).read()
+assert _parse(text)[1] == yaml.safe_load(text)
+try:
+    load_fixture({str(deep)!r})
+except FixtureError as error:
+    print(error)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert ":1: nested more than 100 levels deep" in result.stdout
 
 
 def test_aliases_within_bounds_still_load(tmp_path: Path) -> None:
