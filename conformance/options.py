@@ -74,6 +74,20 @@ CASE_REQUESTS: dict[DialectId, dict[str, Any]] = {
             for name, description, parameter in CASE_TOOLS
         ],
     },
+    "openai-responses": {
+        "model": "fake-model",
+        "stream": True,
+        "input": [{"role": "user", "content": QUESTION}],
+        "tools": [
+            {
+                "type": "function",
+                "name": name,
+                "description": description,
+                "parameters": _schema(parameter),
+            }
+            for name, description, parameter in CASE_TOOLS
+        ],
+    },
 }
 
 

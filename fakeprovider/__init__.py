@@ -3,16 +3,18 @@
 from .build import (
     ABSENT,
     MessagesStreamBuilder,
+    ResponsesStreamBuilder,
     ScenarioBuilder,
     StreamBuilder,
     anthropic_error,
     fault,
     http_error,
     messages_stream,
+    responses_stream,
     stream,
 )
 from .dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
-from .dialects.anthropic import EventStep
+from .dialects.named_events import EventStep
 from .errors import FakeProviderError
 from .fixtures import (
     Fixture,
@@ -104,6 +106,7 @@ __all__ = [
     "RecordingError",
     "RequestRecord",
     "ResetStep",
+    "ResponsesStreamBuilder",
     "Scenario",
     "ScenarioBuilder",
     "ScenarioRegistry",
@@ -128,6 +131,7 @@ __all__ = [
     "load_fixture",
     "load_fixtures",
     "messages_stream",
+    "responses_stream",
     "stream",
     "transport_classes",
     "validate_fixtures",

@@ -259,16 +259,10 @@ def _copied(value: Field) -> Field:
     return dict(value) if isinstance(value, dict) else value
 
 
-class MessagesStreamBuilder(_StepsBuilder):
-    """An Anthropic Messages stream attempt: named events (``event:`` = the data's type).
-
-    Every keyword left out is absent from the event, ``None`` sends ``null``, as for
-    chunks. :meth:`named` and :meth:`data_only` change the last event's ``event:`` line::
-
-        messages_stream().message_start(input_tokens=25).text_start(0).ping()
-        .text_delta(0, "Hel").text_delta(0, "lo").named("content_block_start")
-        .block_stop(0).message_delta("end_turn", output_tokens=15).message_stop()
-    """
+class _NamedEventsBuilder(_StepsBuilder):
+    """Named events (``event:`` = the data's type): every keyword left out is absent from
+    the event, ``None`` sends ``null``, as for chunks. :meth:`named` and :meth:`data_only`
+    change the last event's ``event:`` line."""
 
     def event(self, data: dict[str, JsonValue], *, event_end: bool = True) -> Self:
         """An event whose data object is exactly ``data``."""
@@ -286,8 +280,17 @@ class MessagesStreamBuilder(_StepsBuilder):
 
     def _last_event(self) -> dict[str, Any]:
         if not self._steps or "event" not in self._steps[-1]:
-            raise ValueError("named() and data_only() change an event: add one first")
+            raise ValueError("named(), data_only() and unnumbered() change an event: add one first")
         return self._steps[-1]
+
+
+class MessagesStreamBuilder(_NamedEventsBuilder):
+    """An Anthropic Messages stream attempt::
+
+    messages_stream().message_start(input_tokens=25).text_start(0).ping()
+    .text_delta(0, "Hel").text_delta(0, "lo").named("content_block_start")
+    .block_stop(0).message_delta("end_turn", output_tokens=15).message_stop()
+    """
 
     # the message -----------------------------------------------------------------------
     def message_start(
@@ -393,6 +396,189 @@ class MessagesStreamBuilder(_StepsBuilder):
 
     def block_stop(self, index: Field) -> Self:
         return self.event({"type": "content_block_stop", **_present(index=index)})
+
+
+class ResponsesStreamBuilder(_NamedEventsBuilder):
+    """An OpenAI Responses stream attempt; each event's ``sequence_number`` is filled in
+    by the scenario (its position) unless given or left out with :meth:`unnumbered`::
+
+        responses_stream().created().message_added(0, "msg_1").part_added(0, "msg_1")
+        .text_delta(0, "msg_1", "Hel").text_delta(0, "msg_1", "lo")
+        .completed(output=[], usage={"input_tokens": 5, "output_tokens": 2})
+    """
+
+    def unnumbered(self) -> Self:
+        """Send the last event without a ``sequence_number``."""
+        self._last_event()["numbered"] = False
+        return self
+
+    # the response ----------------------------------------------------------------------
+    def lifecycle(self, type: str, **response: Field) -> Self:
+        """``response.<type>`` (created, in_progress, completed, incomplete, failed) with a
+        response object: ``id``, ``object``, ``model``, ``status``, ``output: []`` and
+        ``usage: null`` unless given (ABSENT leaves one out)."""
+        fields: dict[str, Field] = {
+            "id": "resp_fake",
+            "object": "response",
+            "model": "fake-model",
+            "status": "in_progress",
+            "output": [],
+            "usage": None,
+        }
+        fields.update(response)
+        return self.event({"type": f"response.{type}", "response": _present(**fields)})
+
+    def created(self, **response: Field) -> Self:
+        return self.lifecycle("created", **response)
+
+    def in_progress(self, **response: Field) -> Self:
+        return self.lifecycle("in_progress", **response)
+
+    def completed(self, *, output: Field = ABSENT, usage: Field = None, **response: Field) -> Self:
+        """``response.completed``: status ``completed``, the terminal ``output`` (``[]``
+        unless given) and ``usage``."""
+        output = [] if isinstance(output, _Absent) else output
+        return self.lifecycle(
+            "completed", status="completed", output=output, usage=usage, **response
+        )
+
+    def incomplete(self, reason: Field = "max_output_tokens", **response: Field) -> Self:
+        """``response.incomplete`` with ``incomplete_details.reason``."""
+        details: Field = None if reason is None else _present(reason=reason)
+        return self.lifecycle(
+            "incomplete", status="incomplete", incomplete_details=details, **response
+        )
+
+    def failed(
+        self, code: Field = "server_error", message: Field = "fake failure", **response: Field
+    ) -> Self:
+        """``response.failed`` with ``error: {code, message}``."""
+        error = _present(code=code, message=message)
+        return self.lifecycle("failed", status="failed", error=error, **response)
+
+    def error(
+        self,
+        code: Field = "server_error",
+        message: Field = "fake failure",
+        *,
+        nested: bool = True,
+        type: Field = ABSENT,
+        param: Field = None,
+    ) -> Self:
+        """An ``error`` event: nested (``error: {type, code, message, param}``, as the live
+        API sends it) or flat (``code``, ``message``, ``param``, as documented)."""
+        fields = _present(type=code if isinstance(type, _Absent) else type, code=code)
+        fields.update(_present(message=message, param=param))
+        if nested:
+            return self.event({"type": "error", "error": fields})
+        del fields["type"]
+        return self.event({"type": "error", **fields})
+
+    def keepalive(self) -> Self:
+        return self.event({"type": "keepalive"})
+
+    # output items ----------------------------------------------------------------------
+    def item_added(self, output_index: Field, item: Field) -> Self:
+        """``response.output_item.added`` with the item exactly as given."""
+        return self.event(
+            {"type": "response.output_item.added", **_present(output_index=output_index, item=item)}
+        )
+
+    def item_done(self, output_index: Field, item: Field) -> Self:
+        """``response.output_item.done`` with the item exactly as given."""
+        return self.event(
+            {"type": "response.output_item.done", **_present(output_index=output_index, item=item)}
+        )
+
+    def message_added(self, output_index: Field, id: Field = "msg_fake") -> Self:
+        item = _present(type="message", id=id, status="in_progress", role="assistant", content=[])
+        return self.item_added(output_index, item)
+
+    def function_call_added(
+        self, output_index: Field, id: Field, call_id: Field, name: Field, arguments: Field = ""
+    ) -> Self:
+        """A ``function_call`` item: the item ``id`` (``fc_…``), the ``call_id`` the next
+        turn echoes (``call_…``) and the name; the arguments follow as deltas."""
+        item = _present(
+            type="function_call",
+            id=id,
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            status="in_progress",
+        )
+        return self.item_added(output_index, item)
+
+    def reasoning_added(self, output_index: Field, id: Field = "rs_fake") -> Self:
+        return self.item_added(output_index, _present(type="reasoning", id=id, summary=[]))
+
+    def _routed(self, type: str, output_index: Field, item_id: Field, **fields: Field) -> Self:
+        routing = _present(item_id=item_id, output_index=output_index)
+        return self.event({"type": f"response.{type}", **routing, **_present(**fields)})
+
+    def part_added(
+        self, output_index: Field, item_id: Field, content_index: Field = 0, part: Field = ABSENT
+    ) -> Self:
+        """``response.content_part.added``: an empty ``output_text`` part unless given."""
+        if isinstance(part, _Absent):
+            part = {"type": "output_text", "text": "", "annotations": []}
+        return self._routed(
+            "content_part.added", output_index, item_id, content_index=content_index, part=part
+        )
+
+    def part_done(
+        self, output_index: Field, item_id: Field, part: Field, content_index: Field = 0
+    ) -> Self:
+        return self._routed(
+            "content_part.done", output_index, item_id, content_index=content_index, part=part
+        )
+
+    def text_delta(
+        self, output_index: Field, item_id: Field, delta: Field, content_index: Field = 0
+    ) -> Self:
+        return self._routed(
+            "output_text.delta", output_index, item_id, content_index=content_index, delta=delta
+        )
+
+    def text_done(
+        self, output_index: Field, item_id: Field, text: Field, content_index: Field = 0
+    ) -> Self:
+        return self._routed(
+            "output_text.done", output_index, item_id, content_index=content_index, text=text
+        )
+
+    def refusal_delta(
+        self, output_index: Field, item_id: Field, delta: Field, content_index: Field = 0
+    ) -> Self:
+        return self._routed(
+            "refusal.delta", output_index, item_id, content_index=content_index, delta=delta
+        )
+
+    def arguments_delta(self, output_index: Field, item_id: Field, delta: Field) -> Self:
+        """``response.function_call_arguments.delta``: no name, no ``call_id``."""
+        return self._routed("function_call_arguments.delta", output_index, item_id, delta=delta)
+
+    def arguments_done(self, output_index: Field, item_id: Field, arguments: Field) -> Self:
+        return self._routed(
+            "function_call_arguments.done", output_index, item_id, arguments=arguments
+        )
+
+    def summary_delta(
+        self, output_index: Field, item_id: Field, delta: Field, summary_index: Field = 0
+    ) -> Self:
+        """``response.reasoning_summary_text.delta``."""
+        return self._routed(
+            "reasoning_summary_text.delta",
+            output_index,
+            item_id,
+            summary_index=summary_index,
+            delta=delta,
+        )
+
+
+def responses_stream(*, status: int = 200, **framing: Any) -> ResponsesStreamBuilder:
+    """Start an OpenAI Responses stream attempt (for a scenario of that dialect)."""
+    return ResponsesStreamBuilder(status=status, **framing)
 
 
 def messages_stream(*, status: int = 200, **framing: Any) -> MessagesStreamBuilder:

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import JsonValue, ValidationError
 
-from .dialects.anthropic import EventStep
+from .dialects.named_events import EventStep
 from .scenario import Framing, LiteralStep, Step
 from .wire import dump_json
 

@@ -30,8 +30,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .dialects import DEFAULT_DIALECT, DialectId
-from .dialects.anthropic import EventStep
+from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
+from .dialects.named_events import EventStep
+from .dialects.responses import numbered_events
 
 SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -192,11 +193,11 @@ Step = Annotated[
 ]
 
 TERMINAL_STEPS = (StallStep, ResetStep, EndStep, DisconnectStep)
-DIALECT_STEPS: dict[type[BaseModel], tuple[str, DialectId]] = {
-    ChunkStep: ("chunk", "chat-completions"),
-    EventStep: ("event", "anthropic-messages"),
+DIALECT_STEPS: dict[type[BaseModel], tuple[str, tuple[DialectId, ...]]] = {
+    ChunkStep: ("chunk", ("chat-completions",)),
+    EventStep: ("event", ("anthropic-messages", "openai-responses")),
 }
-"""The steps only one dialect's wire has, with their tag; the others frame any wire."""
+"""The steps only some dialects' wires have, with their tag; the others frame any wire."""
 
 
 # --- framing ----------------------------------------------------------------------------
@@ -573,7 +574,7 @@ class Scenario(_Model):
         default=DEFAULT_DIALECT,
         description="The wire the scenario speaks: its endpoint, error bodies and the "
         "steps it scripts (chunk steps for chat-completions, event steps for "
-        "anthropic-messages).",
+        "anthropic-messages and openai-responses).",
     )
     title: str = ""
     description: str = ""
@@ -602,16 +603,33 @@ class Scenario(_Model):
 
     @model_validator(mode="after")
     def _steps_of_its_dialect(self) -> Scenario:
+        numbering = DIALECTS[self.dialect].numbered_events
         misplaced = [
             _misplaced_step(self.dialect, (attempt_index, step_index), step)
             for attempt_index, attempt in enumerate(self.attempts)
             if isinstance(attempt, StreamAttempt)
             for step_index, step in enumerate(attempt.stream.steps)
-            if DIALECT_STEPS.get(type(step), ("", self.dialect))[1] != self.dialect
+            if self.dialect not in DIALECT_STEPS.get(type(step), ("", (self.dialect,)))[1]
+            or (isinstance(step, EventStep) and not step.numbered and not numbering)
         ]
         if misplaced:
             # Raised as a ValidationError so each problem keeps its step's location.
             raise ValidationError.from_exception_data(type(self).__name__, misplaced)
+        if numbering:
+            # The scripted data as sent: every reader of the scenario sees the same numbers.
+            numbered = tuple(
+                attempt.model_copy(
+                    update={
+                        "stream": attempt.stream.model_copy(
+                            update={"steps": numbered_events(attempt.stream.steps)}
+                        )
+                    }
+                )
+                if isinstance(attempt, StreamAttempt)
+                else attempt
+                for attempt in self.attempts
+            )
+            object.__setattr__(self, "attempts", numbered)  # frozen once validated
         return self
 
     def attempt(self, number: int) -> StreamAttempt | ErrorAttempt | FaultAttempt:
@@ -624,16 +642,24 @@ class Scenario(_Model):
 def _misplaced_step(
     dialect: DialectId, where: tuple[int, int], step: BaseModel
 ) -> InitErrorDetails:
-    tag, owner = DIALECT_STEPS[type(step)]
+    tag, owners = DIALECT_STEPS[type(step)]
     attempt_index, step_index = where
-    return InitErrorDetails(
-        type=PydanticCustomError(
+    # The tagged-union form of the location, as pydantic reports any other step error.
+    loc: tuple[str | int, ...] = ("attempts", attempt_index, "stream", "stream", "steps")
+    if dialect in owners:  # an event step, not numbered, on a wire that numbers none
+        error = PydanticCustomError(
+            "numbered_off_wire",
+            "only openai-responses numbers its events; {dialect} has no sequence_number "
+            "to leave out",
+            {"dialect": dialect},
+        )
+        loc += (step_index, tag, "numbered")
+    else:
+        error = PydanticCustomError(
             "step_of_another_dialect",
             "{tag} steps belong to {owner} scenarios, and this one is {dialect} "
             "(set the scenario's dialect, or script this wire's own steps)",
-            {"tag": tag, "owner": owner, "dialect": dialect},
-        ),
-        # The tagged-union form of the location, as pydantic reports any other step error.
-        loc=("attempts", attempt_index, "stream", "stream", "steps", step_index, tag),
-        input=step.model_dump(mode="json"),
-    )
+            {"tag": tag, "owner": " or ".join(owners), "dialect": dialect},
+        )
+        loc += (step_index, tag)
+    return InitErrorDetails(type=error, loc=loc, input=step.model_dump(mode="json"))

@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
-from .dialects.anthropic import EventStep
+from .dialects.named_events import EventStep
 from .errors import FakeProviderError
 from .scenario import (
     ChunkStep,

@@ -45,9 +45,9 @@ register_profiles()
 
 def families(dialect: DialectId = DEFAULT_DIALECT) -> tuple[str, ...]:
     """The families that have both invariants in the catalogue and generated cases of
-    ``dialect``."""
+    ``dialect`` (none for a dialect without strategies)."""
     present = {invariant.family for invariant in CATALOGUE.values()}
-    return tuple(family for family in DIALECT_FAMILIES[dialect] if family in present)
+    return tuple(family for family in DIALECT_FAMILIES.get(dialect, ()) if family in present)
 
 
 def family_label(family: str, dialect: DialectId = DEFAULT_DIALECT) -> str:

@@ -1,8 +1,8 @@
 """The wires a scenario can speak: each dialect's endpoint, error body and event vocabulary.
 
 A dialect is another wire for the same meaning (DIALECTS.md). What differs per wire lives in
-one module each (``chat``, ``anthropic``); the framing, byte splits, pauses and endings of a
-stream attempt are the same machinery for all of them (fakeprovider.wire).
+one module each (``chat``, ``anthropic``, ``responses``); the framing, byte splits, pauses
+and endings of a stream attempt are the same machinery for all of them (fakeprovider.wire).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Literal, get_args
 
 from pydantic import JsonValue
 
-from . import anthropic, chat
+from . import anthropic, chat, responses
 
-DialectId = Literal["chat-completions", "anthropic-messages"]
+DialectId = Literal["chat-completions", "anthropic-messages", "openai-responses"]
 DIALECT_IDS: tuple[DialectId, ...] = get_args(DialectId)
 DEFAULT_DIALECT: DialectId = "chat-completions"
 
@@ -32,16 +32,26 @@ class Dialect:
     """The error body a provider of this dialect sends for a status (and message)."""
     base_suffix: str
     """What the dialect's SDKs expect a base URL to end with: OpenAI's append
-    ``/chat/completions`` to a base with ``/v1``, Anthropic's ``/v1/messages`` to one
-    without."""
+    ``/chat/completions`` or ``/responses`` to a base with ``/v1``, Anthropic's
+    ``/v1/messages`` to one without."""
     named_events: bool = False
     """Its stream is named events scripted as event steps, which a recording keeps."""
+    numbered_events: bool = False
+    """Each event's data carries a ``sequence_number``, filled in where a step sets none."""
 
 
 DIALECTS: dict[DialectId, Dialect] = {
     "chat-completions": Dialect("chat-completions", chat.ENDPOINT, chat.error_object, "/v1"),
     "anthropic-messages": Dialect(
         "anthropic-messages", anthropic.ENDPOINT, anthropic.error_object, "", named_events=True
+    ),
+    "openai-responses": Dialect(
+        "openai-responses",
+        responses.ENDPOINT,
+        responses.error_object,
+        "/v1",
+        named_events=True,
+        numbered_events=True,
     ),
 }
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from conformance import codes
 from conformance.strategies import DIALECT_FAMILIES, family_cases
 from conformance.strategies.anthropic import EMPTY_PING
-from fakeprovider.dialects.anthropic import EventStep
+from fakeprovider.dialects.named_events import EventStep
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import LiteralStep, RawStep, Scenario, StreamAttempt
 from fakeprovider.wire import encode_stream

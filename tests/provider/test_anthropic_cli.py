@@ -101,13 +101,14 @@ def test_schema_knows_the_dialect_and_event_steps() -> None:
     result = CliRunner().invoke(main, ["schema"])
     schema = json.loads(result.output)
     dialect = schema["properties"]["dialect"]
-    assert dialect["enum"] == ["chat-completions", "anthropic-messages"]
+    assert dialect["enum"] == ["chat-completions", "anthropic-messages", "openai-responses"]
     assert dialect["default"] == "chat-completions"
     assert set(schema["$defs"]["EventStep"]["properties"]) == {
         "event",
         "name",
         "event_line",
         "event_end",
+        "numbered",
     }
 
 

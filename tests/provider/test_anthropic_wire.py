@@ -210,7 +210,10 @@ def test_a_chunk_step_in_an_anthropic_scenario_is_refused_where_it_is() -> None:
 
 
 def test_an_event_step_in_a_chat_scenario_is_refused() -> None:
-    with pytest.raises(ValidationError, match="event steps belong to anthropic-messages scenarios"):
+    with pytest.raises(
+        ValidationError,
+        match="event steps belong to anthropic-messages or openai-responses scenarios",
+    ):
         ScenarioBuilder("s").attempt(messages_stream().ping()).build()
 
 

@@ -37,7 +37,7 @@ from fakeprovider.build import (
     messages_stream,
     stream,
 )
-from fakeprovider.dialects.anthropic import EventStep
+from fakeprovider.dialects.named_events import EventStep
 from fakeprovider.fixtures import load_fixture
 from fakeprovider.proxy import RecordingProxy, Saved
 from fakeprovider.recording import (

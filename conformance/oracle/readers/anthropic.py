@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES, ERROR_TYPES, EventStep
+from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES, ERROR_TYPES
+from fakeprovider.dialects.named_events import EventStep
 from fakeprovider.scenario import TERMINAL_STEPS, PauseStep, StreamResponse
 
 from ...codes import MALFORMED_RESPONSE, PAUSE_TURN, REFUSAL, SERVER, ConformanceError
