@@ -125,8 +125,11 @@ class ResponsesLinter:
         elif event.name != kind:
             self.flag(RS_EVENT_NAME, event, f"{label} is named {shown(event.name)}")
         self._sequence(document, number, event, label)
-        # Read by its type; by its name where the data has none.
+        # Read by its type; by its name where the data has none, and as an error where it
+        # has neither but an error object (an HTTP error body sent as an event).
         kind = kind if isinstance(kind, str) else event.name
+        if kind is None and isinstance(document.get("error"), dict):
+            kind = "error"
         if kind == "keepalive":
             return
         if not self.opened and kind not in ("response.created", "error"):

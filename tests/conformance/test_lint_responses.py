@@ -309,6 +309,15 @@ def test_an_error_without_a_terminal_event_is_a_failure_and_its_end() -> None:
     assert _rules(result) == []
 
 
+def test_an_http_error_body_sent_as_an_event_is_read_as_an_error() -> None:
+    chat_shaped = {"error": {"message": "overloaded", "type": "server_error", "code": None}}
+
+    result = _lint(_opened().message_added(0, "msg_1").event(chat_shaped).data_only())
+
+    assert result.failed
+    assert _rules(result) == ["RS-W4"]  # the missing event: line; no terminal is owed
+
+
 def test_a_keepalive_after_the_terminal_event_is_tolerated() -> None:
     assert _rules(_lint(_completed(_text()).keepalive())) == []
 
