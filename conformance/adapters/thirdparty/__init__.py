@@ -268,5 +268,17 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "langchain-js-anthropic.js",
             ("@langchain/anthropic", "@langchain/core"),
         ),
+        NodeShim(
+            "openai-node-responses",
+            "openai-node responses.stream + finalResponse",
+            "openai-node-responses.js",
+            ("openai",),
+        ),
+        NodeShim(
+            "vercel-ai-responses",
+            "AI SDK streamText over @ai-sdk/openai's Responses model, fullStream parts",
+            "vercel-ai-responses.js",
+            ("ai", "@ai-sdk/openai"),
+        ),
     )
 }
