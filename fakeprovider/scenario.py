@@ -457,6 +457,9 @@ class ExpectedToolCall(_Model):
     arguments: StrictStr | None = Field(
         default=None, description="The raw concatenated fragments, never re-serialised (C3)."
     )
+    item_id: StrictStr | None = Field(
+        default=None, description="Responses: the item's id beside its call_id (RS-T2)."
+    )
 
 
 class ExpectedUsage(_Model):
@@ -499,6 +502,9 @@ class Expect(_Model):
     redacted: StrictStr | None = Field(
         default=None, description="A redacted reasoning block's opaque data, verbatim."
     )
+    encrypted_content: StrictStr | None = Field(
+        default=None, description="A reasoning item's encrypted_content, verbatim (Responses)."
+    )
     tool_calls: tuple[ExpectedToolCall, ...] | None = Field(
         default=None, description="The tool calls in block order."
     )
@@ -517,7 +523,9 @@ class Expect(_Model):
             raise ValueError(f"a code goes with finish: error, not finish: {finish}")
         return code
 
-    @field_validator("text", "reasoning", "signature", "redacted", "tool_calls")
+    @field_validator(
+        "text", "reasoning", "signature", "redacted", "encrypted_content", "tool_calls"
+    )
     @classmethod
     def _no_blocks_on_error(cls, value: object, info: ValidationInfo) -> object:
         if value is not None and info.data.get("finish") == "error":

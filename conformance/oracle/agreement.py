@@ -61,8 +61,14 @@ def outcome_expect(outcome: ExpectedOutcome) -> Expect:
         reasoning="".join(b.text for b in reasoning) if reasoning else None,
         signature=next((b.signature for b in reasoning if b.signature is not None), None),
         redacted=next((b.redacted for b in reasoning if b.redacted is not None), None),
+        encrypted_content=next(
+            (b.encrypted_content for b in reasoning if b.encrypted_content is not None), None
+        ),
         tool_calls=tuple(
-            ExpectedToolCall(id=call.id, name=call.name, arguments=call.arguments) for call in calls
+            ExpectedToolCall(
+                id=call.id, name=call.name, arguments=call.arguments, item_id=call.item_id
+            )
+            for call in calls
         )
         or None,
         usage=None
@@ -95,7 +101,7 @@ def _compare(mine: Expect, oracle: Expect, exhaustive: bool) -> list[Disagreemen
     ]
     if mine.finish != oracle.finish:
         return found
-    for key in ("text", "reasoning", "signature", "redacted"):
+    for key in ("text", "reasoning", "signature", "redacted", "encrypted_content"):
         listed, read = getattr(mine, key), getattr(oracle, key)
         if listed != read and (listed is not None or exhaustive):
             found.append(Disagreement(("expect", key), listed, read))

@@ -51,6 +51,7 @@ from .encoding import Encoding, canonical_encoding, encoded_chunks
 from .framing import AFTER_DONE, DONE, framed_streams, with_noise
 from .intent import case_expect, failure_expect, response_expect
 from .response import intended_responses
+from .responses import RESPONSES_FAMILY_SHAPES, responses_cases
 from .shape import CaseShape, named_by_content
 
 # Unambiguous provider quirks (INVARIANTS.md §Q). Their transforms re-encode a canonical
@@ -151,22 +152,28 @@ def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
     return named_by_content(scenario, family)
 
 
-DIALECT_FAMILIES: dict[DialectId, tuple[str, ...]] = {
-    "chat-completions": tuple(FAMILY_SHAPES),
-    "anthropic-messages": tuple(MESSAGES_FAMILY_SHAPES),
-}
-"""The families each dialect's generated cases exercise."""
-
-
 def family_cases(family: str, dialect: DialectId = DEFAULT_DIALECT) -> st.SearchStrategy[Scenario]:
     """The cases of ``dialect`` that exercise one invariant family (KeyError for a family
     without any)."""
     if dialect == "anthropic-messages":
         return messages_cases(family, MESSAGES_FAMILY_SHAPES[family])
+    if dialect == "openai-responses":
+        return responses_cases(family, RESPONSES_FAMILY_SHAPES[family])
     return cases(family, FAMILY_SHAPES[family])
+
+
+FAMILY_SHAPES_OF: dict[DialectId, dict[str, CaseShape]] = {
+    "chat-completions": FAMILY_SHAPES,
+    "anthropic-messages": MESSAGES_FAMILY_SHAPES,
+    "openai-responses": RESPONSES_FAMILY_SHAPES,
+}
+"""Each dialect's families and the layers their cases draw from."""
+DIALECT_FAMILIES: dict[DialectId, tuple[str, ...]] = {
+    dialect: tuple(shapes) for dialect, shapes in FAMILY_SHAPES_OF.items()
+}
+"""The families each dialect's generated cases exercise."""
 
 
 def family_shape(family: str, dialect: DialectId = DEFAULT_DIALECT) -> CaseShape:
     """Which layers the cases of ``dialect`` for ``family`` draw from."""
-    shapes = MESSAGES_FAMILY_SHAPES if dialect == "anthropic-messages" else FAMILY_SHAPES
-    return shapes[family]
+    return FAMILY_SHAPES_OF[dialect][family]

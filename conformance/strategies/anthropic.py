@@ -34,10 +34,9 @@ stream as the real API sends it.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import string
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -69,6 +68,7 @@ from .intent import (
     failure_expect,
     response_expect,
 )
+from .named_events import Events, Mark, insert_steps, lane_orders
 from .response import WITHHELD, fragments, text_lanes, tool_calls, usages
 from .shape import CaseShape, named_by_content
 
@@ -354,28 +354,6 @@ def intended_messages(
 
 # --- the events ---------------------------------------------------------------------------
 
-Mark = tuple[str, int]  # ("start" | "delta" | "stop", block index), ("message", -1)
-
-
-@dataclass
-class Events:
-    """The event steps of an attempt and what each one is (for breaks placed among them)."""
-
-    steps: list[Step] = field(default_factory=list)
-    marks: list[Mark] = field(default_factory=list)
-
-    def add(self, data: dict[str, JsonValue], mark: Mark) -> None:
-        self.steps.append({"event": data})
-        self.marks.append(mark)
-
-    def first(self, mark: Mark) -> int:
-        return self.marks.index(mark)
-
-    @property
-    def content_end(self) -> int:
-        """Where message_delta is: the position the blocks' events end at."""
-        return self.marks.index(("end", 0))
-
 
 def _block_events(index: int, block: Block) -> list[tuple[dict[str, JsonValue], Mark]]:
     events: list[tuple[dict[str, JsonValue], Mark]] = [
@@ -391,29 +369,6 @@ def _block_events(index: int, block: Block) -> list[tuple[dict[str, JsonValue], 
     if block.stopped:
         events.append(({"type": "content_block_stop", "index": index}, ("stop", index)))
     return events
-
-
-@st.composite
-def block_orders(
-    draw: st.DrawFn, lanes: list[list[tuple[dict[str, JsonValue], Mark]]]
-) -> list[tuple[dict[str, JsonValue], Mark]]:
-    """The blocks' events one block after another, as the real API sends them, or
-    interleaved (T3) with the starts still in index order."""
-    if len(lanes) < 2 or not draw(BOOLEANS):
-        return list(itertools.chain.from_iterable(lanes))
-    waiting = [list(lane) for lane in lanes]
-    open_lanes: list[list[tuple[dict[str, JsonValue], Mark]]] = []
-    out = []
-    while waiting or open_lanes:
-        # The open blocks first, the next block to start last: 0 continues the oldest.
-        choice = draw(upto(len(open_lanes) - (0 if waiting else 1)))
-        if choice == len(open_lanes):
-            open_lanes.append(waiting.pop(0))
-        lane = open_lanes[choice]
-        out.append(lane.pop(0))
-        if not lane:
-            open_lanes.pop(choice)
-    return out
 
 
 def message_start(usage: IntendedUsage, preliminary: int) -> dict[str, JsonValue]:
@@ -475,7 +430,7 @@ def encoded_events(draw: st.DrawFn, intended: IntendedMessage) -> Events:
     events = Events()
     events.add(message_start(response.usage, draw(pick((1, 0, 3)))), ("message", -1))
     lanes = [_block_events(index, block) for index, block in enumerate(intended.blocks)]
-    for data, mark in draw(block_orders(lanes)):
+    for data, mark in draw(lane_orders(lanes)):
         events.add(data, mark)
     for number, delta in enumerate(draw(message_deltas(response))):
         events.add(delta, ("end", number))
@@ -483,22 +438,16 @@ def encoded_events(draw: st.DrawFn, intended: IntendedMessage) -> Events:
     return events
 
 
-def _insert(events: Events, position: int, steps: tuple[Step, ...], mark: Mark) -> None:
-    for offset, step in enumerate(steps):
-        events.steps.insert(position + offset, dict(step))
-        events.marks.insert(position + offset, mark)
-
-
 @st.composite
 def with_unread_events(draw: st.DrawFn, events: Events) -> None:
     """Pings anywhere (one maybe with empty data) and unknown events after message_start."""
     end = events.content_end
     for position in sorted(draw(positions(end - 1, 1)), reverse=True):
-        _insert(events, position + 1, (picked(draw, UNKNOWN_EVENTS),), ("noise", -1))
+        insert_steps(events, position + 1, (picked(draw, UNKNOWN_EVENTS),), ("noise", -1))
     pings = sorted(draw(positions(len(events.steps) - 1, 2)), reverse=True)
     for position in pings:
         ping = EMPTY_PING if draw(pick((False, True))) else {"event": {"type": "ping"}}
-        _insert(events, position, (ping,), ("noise", -1))
+        insert_steps(events, position, (ping,), ("noise", -1))
 
 
 # The event: lines an event may carry instead of its type (AN-S2): none, or another name.
@@ -545,14 +494,14 @@ def messages_breaks(
     if kind == "not-json":
         payload = draw(pick(NOT_JSON))
         steps = ({"field": "event", "value": "content_block_delta"}, {"raw": payload})
-        _insert(events, draw(st.integers(after_start, end)), steps, ("break", -1))
+        insert_steps(events, draw(st.integers(after_start, end)), steps, ("break", -1))
         return StreamBreak(codes.MALFORMED_RESPONSE, ending=())
     if kind == "error-event":
         error_type, code = picked(draw, ERROR_EVENTS)
         position = draw(st.integers(after_start, end))
         del events.steps[position:], events.marks[position:]
         error = {"type": "error", "error": {"type": error_type, "message": "Overloaded"}}
-        _insert(events, position, ({"event": error},), ("break", -1))
+        insert_steps(events, position, ({"event": error},), ("break", -1))
         return StreamBreak(code, ending=())
     if kind == "unknown-index":
         stopped = [i for i, block in enumerate(blocks) if block.stopped]
@@ -562,7 +511,7 @@ def messages_breaks(
         else:  # a block never started
             index, least = len(blocks) + draw(upto(2)), after_start
         delta: JsonValue = {"type": "text_delta", "text": "routed nowhere"}
-        _insert(events, draw(st.integers(least, end)), (_delta(index, delta),), ("break", -1))
+        insert_steps(events, draw(st.integers(least, end)), (_delta(index, delta),), ("break", -1))
         return StreamBreak(codes.MALFORMED_RESPONSE, ending=())
     fitting = [i for i, b in enumerate(blocks) if b.type in WRONG_DELTAS]
     if kind == "wrong-delta" and fitting:
@@ -570,14 +519,14 @@ def messages_breaks(
         least = events.first(("start", index)) + 1
         most = events.first(("stop", index)) if blocks[index].stopped else end
         wrong = (_delta(index, WRONG_DELTAS[blocks[index].type]),)
-        _insert(events, draw(st.integers(least, most)), wrong, ("break", -1))
+        insert_steps(events, draw(st.integers(least, most)), wrong, ("break", -1))
         return StreamBreak(codes.MALFORMED_RESPONSE, ending=())
     if kind == "repeated-start" and blocks:
         index = draw(upto(len(blocks) - 1))
         other = REPEATED_STARTS.get(blocks[index].type, REPEATED_START_OTHERWISE)
         start = {"event": {"type": "content_block_start", "index": index, "content_block": other}}
         least = events.first(("start", index)) + 1
-        _insert(events, draw(st.integers(least, end)), (start,), ("break", -1))
+        insert_steps(events, draw(st.integers(least, end)), (start,), ("break", -1))
         return StreamBreak(codes.MALFORMED_RESPONSE, ending=())
     return StreamBreak(ending=picked(draw, AFTER_STOP))
 

@@ -12,13 +12,9 @@ from typing import Any
 
 from typing_extensions import override
 
-from conformance.adapters.reference.anthropic import (
-    USAGE_COUNTERS,
-    AnthropicTranslator,
-    WireBlock,
-    count,
-)
+from conformance.adapters.reference.anthropic import USAGE_COUNTERS, AnthropicTranslator, WireBlock
 from conformance.adapters.reference.blocks import OpenBlock
+from conformance.adapters.reference.payload import count
 from conformance.adapters.reference.sse import SSEEvent
 from conformance.events import BlockType, Event, Finish
 

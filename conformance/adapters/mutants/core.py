@@ -21,6 +21,7 @@ import httpx
 
 from conformance.adapters.reference.adapter import ReferenceAdapter, RetryLayer
 from conformance.adapters.reference.anthropic import AnthropicTranslator
+from conformance.adapters.reference.responses import ResponsesTranslator
 from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
@@ -50,6 +51,7 @@ class MakeAttempt(Protocol):
         decoder: Callable[[], SSEDecoder],
         translator: Callable[[], StreamTranslator],
         anthropic_translator: Callable[[], AnthropicTranslator],
+        responses_translator: Callable[[], ResponsesTranslator],
     ) -> Attempt: ...
 
 
@@ -66,6 +68,7 @@ class Mutant:
     targets: tuple[str, ...]  # invariant ids that must fail (non-strict for a SHOULD)
     translator: Callable[[], StreamTranslator] = StreamTranslator
     anthropic_translator: Callable[[], AnthropicTranslator] = AnthropicTranslator
+    responses_translator: Callable[[], ResponsesTranslator] = ResponsesTranslator
     decoder: Callable[[], SSEDecoder] = SSEDecoder
     attempt: MakeAttempt = AttemptStream
     retry_layer: RetryLayer = run_with_retries
@@ -80,6 +83,7 @@ class Mutant:
         swapped = [
             self.translator is not StreamTranslator,
             self.anthropic_translator is not AnthropicTranslator,
+            self.responses_translator is not ResponsesTranslator,
             self.decoder is not SSEDecoder,
             self.attempt is not AttemptStream,
             self.retry_layer is not run_with_retries,
@@ -114,6 +118,7 @@ class Mutant:
             decoder=self.decoder,
             translator=self.translator,
             anthropic_translator=self.anthropic_translator,
+            responses_translator=self.responses_translator,
         )
 
 

@@ -12,6 +12,7 @@ from typing_extensions import override
 from conformance import codes
 from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.failure import Failure
+from conformance.adapters.reference.responses import ResponsesTranslator
 from conformance.adapters.reference.retry import Attempt
 from conformance.adapters.reference.shell import AttemptStream
 from conformance.adapters.reference.sse import SSEDecoder
@@ -90,6 +91,7 @@ def resend_on_http_error(
     decoder: Callable[[], SSEDecoder],
     translator: Callable[[], StreamTranslator],
     anthropic_translator: Callable[[], AnthropicTranslator],
+    responses_translator: Callable[[], ResponsesTranslator],
 ) -> Attempt:
     def start() -> AttemptStream:
         return AttemptStream(
@@ -99,6 +101,7 @@ def resend_on_http_error(
             decoder=decoder,
             translator=translator,
             anthropic_translator=anthropic_translator,
+            responses_translator=responses_translator,
         )
 
     return _ResendOnHttpError(start)

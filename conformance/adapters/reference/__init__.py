@@ -2,8 +2,9 @@
 
 No sockets and no clocks: the I/O shell feeds body bytes to an `AttemptReader` (`SSEDecoder`
 then the case's dialect's translator: `StreamTranslator` for chat-completions,
-`AnthropicTranslator` for Anthropic Messages), classifies HTTP errors with
-`classify_http_error` and asks `decide_retry` whether and when to try again.
+`AnthropicTranslator` for Anthropic Messages, `ResponsesTranslator` for OpenAI Responses),
+classifies HTTP errors with `classify_http_error` and asks `decide_retry` whether and when
+to try again.
 `ReferenceAdapter` (adapter.py) is the adapter built on them: the httpx shell (shell.py)
 runs one attempt, the retry layer (retry.py) sequences attempts.
 """
@@ -18,6 +19,7 @@ from conformance.adapters.reference.http_status import (
     code_for_status,
     parse_retry_after,
 )
+from conformance.adapters.reference.responses import ResponsesTranslator
 from conformance.adapters.reference.retry_policy import (
     backoff_delay_ms,
     decide_retry,
@@ -32,6 +34,7 @@ __all__ = [
     "AttemptReader",
     "Failure",
     "ReferenceAdapter",
+    "ResponsesTranslator",
     "SSEDecoder",
     "StreamTranslator",
     "backoff_delay_ms",

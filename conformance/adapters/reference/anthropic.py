@@ -20,8 +20,15 @@ from conformance import codes
 from conformance.adapters.reference.blocks import BlockTranslator, OpenBlock
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_anthropic_error
+from conformance.adapters.reference.payload import (
+    EXCERPT_CHARS,
+    InvalidEventError,
+    count,
+    identity,
+    json_object,
+    reject_constant,
+)
 from conformance.adapters.reference.sse import SSEEvent
-from conformance.codes import ConformanceError
 from conformance.events import (
     BlockType,
     Event,
@@ -31,8 +38,6 @@ from conformance.events import (
     ToolCallDelta,
     Usage,
 )
-
-_EXCERPT_CHARS = 120  # how much of a bad payload a failure message quotes
 
 # Anthropic block type -> the canonical block it becomes; any other type is skipped.
 BLOCK_KINDS: Mapping[str, BlockType] = {
@@ -67,10 +72,6 @@ USAGE_COUNTERS: Mapping[str, str] = {
     "cache_read_input_tokens": "cache_read_tokens",
     "cache_creation_input_tokens": "cache_write_tokens",
 }
-
-
-class _InvalidEventError(ConformanceError):
-    """Valid SSE that is no Anthropic Messages event this translator can honestly read."""
 
 
 @dataclass
@@ -127,7 +128,7 @@ class AnthropicTranslator(BlockTranslator):
             if document is None:
                 return []
             return self._dispatch(document)
-        except _InvalidEventError as problem:
+        except InvalidEventError as problem:
             return self._fail(codes.MALFORMED_RESPONSE, str(problem))
 
     def eof(self) -> list[Event]:
@@ -141,19 +142,19 @@ class AnthropicTranslator(BlockTranslator):
         if not event.data.strip():
             if event.name == "ping":
                 return None  # a keep-alive; its data may be empty
-            raise _InvalidEventError(f"event {_event_label(event.name)} has empty data")
+            raise InvalidEventError(f"event {_event_label(event.name)} has empty data")
         try:
-            document = json.loads(event.data, parse_constant=_reject_constant)
+            document = json.loads(event.data, parse_constant=reject_constant)
         except (ValueError, RecursionError):
-            raise _InvalidEventError(
-                f"malformed SSE payload: {event.data[:_EXCERPT_CHARS]}"
+            raise InvalidEventError(
+                f"malformed SSE payload: {event.data[:EXCERPT_CHARS]}"
             ) from None
         if isinstance(document, dict) and event.name == "error" and "type" not in document:
             # A gateway's own error shape ({"code", "message"}) under `event: error`: still
             # the failure its name says (AN-H2), not an unreadable event.
             return {"type": "error", "error": document}
         if not isinstance(document, dict) or not isinstance(document.get("type"), str):
-            raise _InvalidEventError(f"an event without a type: {event.data[:_EXCERPT_CHARS]}")
+            raise InvalidEventError(f"an event without a type: {event.data[:EXCERPT_CHARS]}")
         return document
 
     def _dispatch(self, document: dict[str, Any]) -> list[Event]:
@@ -165,7 +166,7 @@ class AnthropicTranslator(BlockTranslator):
         if handler is None:
             return []  # ping, and event types this translator does not know (AN-G7)
         if kind != "message_start" and not self._started:
-            raise _InvalidEventError(f"{kind} before message_start")
+            raise InvalidEventError(f"{kind} before message_start")
         return handler(document)
 
     def _handlers(self) -> Mapping[str, Callable[[dict[str, Any]], list[Event]]]:
@@ -190,12 +191,12 @@ class AnthropicTranslator(BlockTranslator):
         if self._started:
             return []  # a repeated message_start carries nothing the first did not
         self._started = True
-        message = _object(document.get("message"), "message")
+        message = json_object(document.get("message"), "message")
         self._read_usage(message.get("usage"), start=True)
         return []
 
     def _message_delta(self, document: dict[str, Any]) -> list[Event]:
-        delta = _object(document.get("delta"), "message_delta delta")
+        delta = json_object(document.get("delta"), "message_delta delta")
         reason = delta.get("stop_reason")
         if isinstance(reason, str) and reason:
             self._stop_reason = reason  # the last one wins; a null never erases one
@@ -207,7 +208,7 @@ class AnthropicTranslator(BlockTranslator):
         cumulative, and `message_delta` repeats those of `message_start`."""
         if usage is None:
             return
-        counts = _object(usage, "usage")
+        counts = json_object(usage, "usage")
         for wire_key, attribute in USAGE_COUNTERS.items():
             value = count(counts, wire_key)
             if value is not None:
@@ -246,10 +247,10 @@ class AnthropicTranslator(BlockTranslator):
 
     def _block_start(self, document: dict[str, Any]) -> list[Event]:
         index = _index(document)
-        content = _object(document.get("content_block"), "content_block")
+        content = json_object(document.get("content_block"), "content_block")
         wire_type = content.get("type")
         if not isinstance(wire_type, str):
-            raise _InvalidEventError(f"content_block at index {index} has no type")
+            raise InvalidEventError(f"content_block at index {index} has no type")
         if index in self._wire:
             return self._restart(index, wire_type, content)
         events: list[Event] = []
@@ -262,7 +263,7 @@ class AnthropicTranslator(BlockTranslator):
         known = self._wire[index]
         if (wire_type, _start_identity(content)) == (known.wire_type, known.identity):
             return []
-        raise _InvalidEventError(f"content_block_start for index {index}, already started")
+        raise InvalidEventError(f"content_block_start for index {index}, already started")
 
     def _start(self, wire_type: str, content: dict[str, Any], events: list[Event]) -> WireBlock:
         kind = self._kind_of(wire_type)
@@ -275,7 +276,7 @@ class AnthropicTranslator(BlockTranslator):
             self._show(wire, OpenBlock("reasoning", redacted=redacted), events)
         elif kind in ("tool-call", "server-tool"):
             wire.start_input = content.get("input")
-            call_id, name = _identity(content.get("id")), _identity(content.get("name"))
+            call_id, name = identity(content.get("id")), identity(content.get("name"))
             self._show(wire, OpenBlock(kind, call_id=call_id, name=name), events)
         else:
             # text and thinking are shown at their first non-empty piece: a text block with no
@@ -295,14 +296,14 @@ class AnthropicTranslator(BlockTranslator):
 
     def _block_delta(self, document: dict[str, Any]) -> list[Event]:
         wire = self._block_for(_index(document), "content_block_delta")
-        delta = _object(document.get("delta"), "delta")
+        delta = json_object(document.get("delta"), "delta")
         delta_type = delta.get("type")
         if not isinstance(delta_type, str):
-            raise _InvalidEventError("a delta without a type")
+            raise InvalidEventError("a delta without a type")
         if delta_type not in DELTA_FITS or wire.kind is None:
             return []  # an unknown delta type, or any delta of a skipped block
         if not self._fits(delta_type, wire):
-            raise _InvalidEventError(f"{delta_type} does not fit a {wire.wire_type} block")
+            raise InvalidEventError(f"{delta_type} does not fit a {wire.wire_type} block")
         events: list[Event] = []
         if delta_type == "text_delta":
             self._append_text(wire, delta.get("text"), events)
@@ -318,9 +319,9 @@ class AnthropicTranslator(BlockTranslator):
         """The open block a delta or stop refers to (AN-G1): never another one."""
         wire = self._wire.get(index)
         if wire is None:
-            raise _InvalidEventError(f"{event} for index {index}, never started")
+            raise InvalidEventError(f"{event} for index {index}, never started")
         if wire.stopped:
-            raise _InvalidEventError(f"{event} for index {index}, already stopped")
+            raise InvalidEventError(f"{event} for index {index}, already stopped")
         return wire
 
     def _fits(self, delta_type: str, wire: WireBlock) -> bool:
@@ -353,7 +354,7 @@ class AnthropicTranslator(BlockTranslator):
 
     def _append_arguments(self, wire: WireBlock, fragment: object, events: list[Event]) -> None:
         if not isinstance(fragment, str):
-            raise _InvalidEventError("input_json_delta without a partial_json string")
+            raise InvalidEventError("input_json_delta without a partial_json string")
         wire.deltas.append(fragment)
         if wire.kind == "tool-call":
             self._emit_arguments(wire, fragment, events)
@@ -395,38 +396,15 @@ class AnthropicTranslator(BlockTranslator):
         return json.dumps(start_input, ensure_ascii=False)
 
 
-def _reject_constant(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
-
-
 def _event_label(name: str | None) -> str:
-    return "without a name" if name is None else repr(name[:_EXCERPT_CHARS])
-
-
-def _object(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _InvalidEventError(f"{what} is not an object")
-    return value
+    return "without a name" if name is None else repr(name[:EXCERPT_CHARS])
 
 
 def _index(document: dict[str, Any]) -> int:
     index = document.get("index")
     if not isinstance(index, int) or isinstance(index, bool):
-        raise _InvalidEventError(f"{document['type']} without an integer index")
+        raise InvalidEventError(f"{document['type']} without an integer index")
     return index
-
-
-def count(counts: dict[str, Any], key: str) -> int | None:
-    value = counts.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _InvalidEventError(f"usage {key} is not an integer")
-    return value
-
-
-def _identity(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _start_identity(content: dict[str, Any]) -> tuple[Any, Any]:

@@ -32,9 +32,12 @@ class OpenBlock:
     fragments: list[str] = field(default_factory=list)
     call_id: str | None = None
     name: str | None = None
-    # Reasoning continuity tokens (Anthropic): kept verbatim, never made up.
+    # Reasoning continuity tokens (Anthropic signature and redacted data, Responses
+    # encrypted_content): kept verbatim, never made up.
     signature: str | None = None
     redacted: str | None = None
+    encrypted_content: str | None = None
+    item_id: str | None = None  # Responses: the output item's own id, beside a call's call_id
 
     @property
     def unidentified(self) -> list[str]:
@@ -52,12 +55,20 @@ class OpenBlock:
         if self.kind == "text":
             return TextBlock(text=joined)
         if self.kind == "reasoning":
-            return ReasoningBlock(text=joined, signature=self.signature, redacted=self.redacted)
+            return ReasoningBlock(
+                text=joined,
+                signature=self.signature,
+                redacted=self.redacted,
+                encrypted_content=self.encrypted_content,
+                item_id=self.item_id,
+            )
         # Only called once identity is complete (checked before any block-end).
         assert self.call_id is not None and self.name is not None
         if self.kind == "server-tool":
             return ServerToolBlock(id=self.call_id, name=self.name, arguments=joined)
-        return ToolCallBlock(id=self.call_id, name=self.name, arguments=joined)
+        return ToolCallBlock(
+            id=self.call_id, name=self.name, arguments=joined, item_id=self.item_id
+        )
 
 
 class BlockTranslator:

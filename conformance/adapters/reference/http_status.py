@@ -146,6 +146,36 @@ def classify_anthropic_error(error: object) -> Failure:
     )
 
 
+# OpenAI Responses `error.code` -> canonical code (reference dialects.md §3.4); any other
+# string code is upper-cased where that is a code of the vocabulary (RS-H1).
+RESPONSES_ERROR_CODES: Mapping[str, str] = {
+    "rate_limit_exceeded": codes.RATE_LIMIT,
+    "server_error": codes.SERVER,
+    "insufficient_quota": codes.QUOTA,
+    "context_length_exceeded": codes.CONTEXT_WINDOW_EXCEEDED,
+}
+
+
+def classify_responses_error(error: object) -> Failure:
+    """The failure for an OpenAI Responses error: an `error` event's (nested or flat) or
+    `response.failed`'s `response.error`. Its `code` (else its `type`) names the failure; a
+    numeric one is a status, as inside a chat stream; none at all is SERVER."""
+    named = [
+        value
+        for value in ((error.get("code"), error.get("type")) if isinstance(error, dict) else ())
+        if isinstance(value, str) and value
+    ]
+    if not named:
+        return classify_stream_error(error)
+    code = RESPONSES_ERROR_CODES.get(named[0], codes.finish_reason_code(named[0]))
+    message, _ = _describe_error(error)
+    return Failure(
+        code=code if codes.is_canonical(code) else codes.SERVER,
+        message=message or "provider reported an error inside the stream",
+        status=None,  # the response's own status was 200
+    )
+
+
 def classify_stream_error(error: object) -> Failure:
     """The failure for an `{"error": ...}` payload received inside a 200 stream.
 

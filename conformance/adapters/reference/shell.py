@@ -16,6 +16,7 @@ from conformance.adapters.reference.anthropic import AnthropicTranslator
 from conformance.adapters.reference.attempt import AttemptReader, Translator
 from conformance.adapters.reference.failure import Failure
 from conformance.adapters.reference.http_status import classify_http_error
+from conformance.adapters.reference.responses import ResponsesTranslator
 from conformance.adapters.reference.sse import SSEDecoder
 from conformance.adapters.reference.translate import StreamTranslator
 from conformance.adapters.reference.wires import dialect_of, wire_of
@@ -48,6 +49,7 @@ class AttemptStream:
         decoder: Callable[[], SSEDecoder] = SSEDecoder,
         translator: Callable[[], StreamTranslator] = StreamTranslator,
         anthropic_translator: Callable[[], AnthropicTranslator] = AnthropicTranslator,
+        responses_translator: Callable[[], ResponsesTranslator] = ResponsesTranslator,
     ) -> None:
         self._client = client
         self._case = case
@@ -57,6 +59,7 @@ class AttemptStream:
         translators: dict[ProtocolDialect, Callable[[], Translator]] = {
             "chat-completions": translator,
             "anthropic-messages": anthropic_translator,
+            "openai-responses": responses_translator,
         }
         self._reader = AttemptReader(decoder=decoder, translator=translators[dialect_of(case)])
         self.failure: Failure | None = None

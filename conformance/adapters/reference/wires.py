@@ -37,6 +37,10 @@ WIRES: Mapping[ProtocolDialect, Wire] = {
         lambda key: {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION},
         ANTHROPIC_ERRORS,
     ),
+    # The OpenAI SDKs' base again; errors have the chat body (reference dialects.md §3.6).
+    "openai-responses": Wire(
+        "/responses", lambda key: {"Authorization": f"Bearer {key}"}, CHAT_ERRORS
+    ),
 }
 SPOKEN_DIALECTS: tuple[ProtocolDialect, ...] = tuple(WIRES)
 

@@ -16,6 +16,7 @@ from ...verdicts import AltReading
 from .anthropic import anthropic_reading
 from .chat import chat_reading, map_usage
 from .ending import StreamReading, read_body
+from .responses import responses_reading
 from .sse import SseEvent, sse_events, sse_payloads
 
 Reader = Callable[[StreamResponse, AltReading | None], StreamReading]
@@ -23,6 +24,7 @@ Reader = Callable[[StreamResponse, AltReading | None], StreamReading]
 READERS: dict[DialectId, Reader] = {
     "chat-completions": chat_reading,
     "anthropic-messages": anthropic_reading,
+    "openai-responses": responses_reading,
 }
 """The reader of each dialect's stream bodies."""
 

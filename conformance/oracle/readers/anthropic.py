@@ -15,17 +15,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES, ERROR_TYPES
-from fakeprovider.dialects.named_events import EventStep
-from fakeprovider.scenario import TERMINAL_STEPS, PauseStep, StreamResponse
+from fakeprovider.scenario import StreamResponse
 
-from ...codes import MALFORMED_RESPONSE, PAUSE_TURN, REFUSAL, SERVER, ConformanceError
+from ...codes import MALFORMED_RESPONSE, PAUSE_TURN, REFUSAL, SERVER
 from ...events import Block, ReasoningBlock, ServerToolBlock, TextBlock, ToolCallBlock, Usage
 from ...verdicts import AltReading
 from ..http_errors import classify_status, error_object_detail
 from ..outcome import ExpectedAttempt
 from .canonical import Ending, ended_attempt, failed_attempt
 from .framing import framing_features
-from .sse import SseEvent, payload_json
+from .named import (
+    UNPARSED,
+    MalformedEventError,
+    count,
+    event_type,
+    fragment,
+    integer_field,
+    object_field,
+    parsed,
+    sends_after,
+    text,
+)
+from .sse import SseEvent
 
 # AN-C6: the canonical finish of each stop_reason (reason, code).
 STOP_REASONS: dict[str, tuple[str, str | None]] = {
@@ -66,10 +77,6 @@ _KNOWN_EVENTS = frozenset(
 )
 
 
-class _MalformedEventError(ConformanceError):
-    """An event whose JSON parses but whose shape is not that event's."""
-
-
 @dataclass
 class _Block:
     """A content block as it is read: at its wire index, in opening order."""
@@ -100,9 +107,9 @@ class _Block:
             return ReasoningBlock(text=self.text, signature=self.signature or None)
         if self.kind == "redacted":
             data = self.start.get("data")
-            return ReasoningBlock(text="", redacted=data) if _text(data) else None
+            return ReasoningBlock(text="", redacted=data) if text(data) else None
         if self.kind in ("tool", "server-tool"):
-            id, name = _text(self.start.get("id")), _text(self.start.get("name"))
+            id, name = text(self.start.get("id")), text(self.start.get("name"))
             arguments = self.arguments or _input_json(self.start.get("input"))
             if self.kind == "tool":
                 return ToolCallBlock(id=id, name=name, arguments=arguments)
@@ -142,16 +149,16 @@ class _Reading:
         return self.stop_reason is not None
 
     def is_terminal(self, event: SseEvent) -> bool:
-        return _event_type(event, _parsed(event.data)) == "message_stop"
+        return event_type(event, parsed(event.data)) == "message_stop"
 
     def read(self, event: SseEvent) -> None:
-        data = _parsed(event.data)
-        kind = _event_type(event, data)
+        data = parsed(event.data)
+        kind = event_type(event, data)
         if kind == "ping":
-            if data is _UNPARSED:
+            if data is UNPARSED:
                 self.features.add("an-ping-no-json")
             return  # AN-G7: anywhere, whatever its data
-        if event.data == "" or data is _UNPARSED:
+        if event.data == "" or data is UNPARSED:
             self.fail(MALFORMED_RESPONSE, "non-json")  # AN-S3 is S6's: no JSON to read
             return
         if not isinstance(data, dict):
@@ -163,7 +170,7 @@ class _Reading:
             return
         try:
             self._read_event(kind, data)
-        except _MalformedEventError as error:
+        except MalformedEventError as error:
             self.fail(MALFORMED_RESPONSE, f"an-malformed-{error}")
 
     def _name_features(self, event: SseEvent, data: dict[str, Any]) -> None:
@@ -203,15 +210,15 @@ class _Reading:
             self.fail(MALFORMED_RESPONSE, "an-message-start-repeated")
             return
         self.started = True
-        message = _object(data.get("message"), "message")
-        self._count_usage(_object(message.get("usage"), "usage"))
+        message = object_field(data.get("message"), "message")
+        self._count_usage(object_field(message.get("usage"), "usage"))
 
     def _block_start(self, data: dict[str, Any]) -> None:
-        index = _index(data)
-        block = _object(data.get("content_block"), "content_block")
+        index = integer_field(data, "index")
+        block = object_field(data.get("content_block"), "content_block")
         block_type = block.get("type")
         if not isinstance(block_type, str):
-            raise _MalformedEventError("content_block")
+            raise MalformedEventError("content_block")
         kind = _BLOCK_KINDS.get(block_type)
         known = self.blocks.get(index)
         if known is not None:
@@ -249,7 +256,7 @@ class _Reading:
         block = self._routed(data, "delta")
         if block is None:
             return
-        delta = _object(data.get("delta"), "delta")
+        delta = object_field(data.get("delta"), "delta")
         delta_type = delta.get("type")
         if block.kind is None or delta_type not in DELTA_BLOCK_TYPES:
             return  # a skipped block's deltas, or a delta type of no block yet (AN-G7)
@@ -260,14 +267,14 @@ class _Reading:
                 self.refuse_in_harness("an-delta-misfit")
             return
         if delta_type == "text_delta":
-            block.text += _fragment(delta, "text")
+            block.text += fragment(delta, "text")
         elif delta_type == "thinking_delta":
-            block.text += _fragment(delta, "thinking")
+            block.text += fragment(delta, "thinking")
         elif delta_type == "signature_delta":
-            block.signature += _fragment(delta, "signature")
+            block.signature += fragment(delta, "signature")
             self.features.add("an-signature")
         elif delta_type == "input_json_delta":
-            block.arguments += _fragment(delta, "partial_json")
+            block.arguments += fragment(delta, "partial_json")
         self._shown(block)
 
     def _block_stop(self, data: dict[str, Any]) -> None:
@@ -278,7 +285,7 @@ class _Reading:
     def _routed(self, data: dict[str, Any], what: str) -> _Block | None:
         """AN-G1: the open block a delta or stop is for; at an index never started or
         already stopped the attempt fails, and nothing attaches to another block."""
-        block = self.blocks.get(_index(data))
+        block = self.blocks.get(integer_field(data, "index"))
         if block is None:
             self.fail(MALFORMED_RESPONSE, f"an-{what}-unknown-index")
         elif block.stopped:
@@ -287,22 +294,22 @@ class _Reading:
         return block
 
     def _message_delta(self, data: dict[str, Any]) -> None:
-        delta = _object(data.get("delta"), "delta")
+        delta = object_field(data.get("delta"), "delta")
         reason = delta.get("stop_reason")
         if isinstance(reason, str) and reason:
             self.stop_reason = reason  # a null one never erases an earlier reason
         usage = data.get("usage")
         if usage is not None:
-            self._count_usage(_object(usage, "usage"))
+            self._count_usage(object_field(usage, "usage"))
 
     def _count_usage(self, usage: dict[str, Any]) -> None:
         """AN-C5: every counter is cumulative, so each one received is assigned, never
         added; a counter left out or null keeps its value."""
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-            count = _count(usage, key)
-            if count is not None:
-                self.input_counts[key] = count
-        output = _count(usage, "output_tokens")
+            value = count(usage, key)
+            if value is not None:
+                self.input_counts[key] = value
+        output = count(usage, "output_tokens")
         if output is not None:
             self.output_tokens = output
 
@@ -359,71 +366,8 @@ def anthropic_reading(response: StreamResponse, alt: AltReading | None) -> _Read
     """A fresh reading of an Anthropic stream. ``alt`` is the other reading an ambiguous
     chat quirk leaves open: this dialect has no such quirk yet, so there is only one."""
     assert alt is None, f"no Anthropic quirk admits the reading {alt}"
-    return _Reading(framing_features(response, read_fields=("event",)), _after_stop(response))
-
-
-def _after_stop(response: StreamResponse) -> bool:
-    """Whether the body sends anything after a message_stop event step."""
-    stop_seen = False
-    for step in response.steps:
-        if stop_seen and not isinstance(step, (PauseStep, *TERMINAL_STEPS)):
-            return True
-        stop_seen = stop_seen or (
-            isinstance(step, EventStep) and step.event.get("type") == "message_stop"
-        )
-    return False
-
-
-_UNPARSED = object()
-
-
-def _parsed(data: str) -> Any:
-    try:
-        return payload_json(data)
-    except (ValueError, RecursionError):
-        return _UNPARSED
-
-
-def _event_type(event: SseEvent, data: Any) -> str | None:
-    """AN-S2: what an event is, by its data's type; by its name where the data has none."""
-    if isinstance(data, dict) and isinstance(data.get("type"), str):
-        return str(data["type"])
-    return event.name
-
-
-def _object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _MalformedEventError(what)
-    return value
-
-
-def _index(data: dict[str, Any]) -> int:
-    index = data.get("index")
-    if not isinstance(index, int) or isinstance(index, bool):
-        raise _MalformedEventError("index")
-    return index
-
-
-def _fragment(delta: dict[str, Any], key: str) -> str:
-    value = delta.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _MalformedEventError(key)
-    return value
-
-
-def _count(usage: dict[str, Any], key: str) -> int | None:
-    value = usage.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _MalformedEventError("usage-count")
-    return value
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    features = framing_features(response, read_fields=("event",))
+    return _Reading(features, sends_after(response, ("message_stop",)))
 
 
 def _input_json(value: Any) -> str:
@@ -437,5 +381,5 @@ def _error_code(error: Any) -> str:
     ``error.type`` stands for; a body of another shape is still a SERVER failure."""
     if not isinstance(error, dict):
         return SERVER
-    status = STATUS_OF_ERROR_TYPE.get(_text(error.get("type")))
+    status = STATUS_OF_ERROR_TYPE.get(text(error.get("type")))
     return SERVER if status is None else classify_status(status, error_object_detail(error))

@@ -270,7 +270,11 @@ def test_the_subprocess_declares_the_dialect_and_speaks_it() -> None:
             check=True,
         )
     hello, *lines = result.stdout.splitlines()
-    assert parse_hello_line(hello).spoken_dialects == ("chat-completions", "anthropic-messages")
+    assert parse_hello_line(hello).spoken_dialects == (
+        "chat-completions",
+        "anthropic-messages",
+        "openai-responses",
+    )
     events = [parse_event_line(line) for line in lines]
     assert events[-1].type == "end"
     assert scenario.expect is not None
