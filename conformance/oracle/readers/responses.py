@@ -373,13 +373,31 @@ class _Reading:
         item.done, item.whole = True, whole
         item.item_id = item.item_id or _nonempty(whole.get("id"))
         if item.kind == "tool":
-            item.call_id = item.call_id or _nonempty(whole.get("call_id"))
-            item.name = item.name or _nonempty(whole.get("name"))
+            item.call_id = self._identity(item.call_id, whole, "call_id", "id")
+            item.name = self._identity(item.name, whole, "name", "name")
         elif item.kind == "reasoning":
             encrypted = _string(whole.get("encrypted_content"))
             item.encrypted_content = encrypted if encrypted is not None else item.encrypted_content
         for key, snapshot in _item_parts(item, whole).items():
             item.part(*key).done.append(snapshot)
+
+    def _identity(
+        self, current: str | None, whole: dict[str, Any], key: str, label: str
+    ) -> str | None:
+        """T1/T4 on this wire: a call's identity is output_item.added's; output_item.done
+        fills one missing there (a late identity) and never replaces or erases one."""
+        value = whole.get(key)
+        if current is None:
+            if _nonempty(value) is not None:
+                self.features.add(f"tool-late-{label}")
+            return _nonempty(value)
+        if value != current and key in whole:
+            if isinstance(value, str) and value:
+                self.features.add(f"tool-{label}-conflict")
+            else:
+                kind = "null" if value is None else ("empty" if value == "" else "nonstring")
+                self.features.add(f"tool-{label}-{kind}")
+        return current
 
     def _terminal(self, kind: str, data: dict[str, Any]) -> None:
         self.done = True
@@ -457,6 +475,8 @@ class _Reading:
     def _block_features(self, blocks: tuple[Block, ...]) -> None:
         if any(item.refused for item in self.items.values()):
             self.features.add("rs-refusal")
+        if sum(item.kind == "tool" for item in self.items.values()) > 1:
+            self.features.add("tool-parallel")  # T3: each at its own output_index
         for block in blocks:
             if isinstance(block, ToolCallBlock) and block.item_id not in (None, block.id):
                 self.features.add("rs-call-id")  # RS-T2: two ids, the call_id reported
