@@ -266,7 +266,9 @@ class ResponsesTranslator(BlockTranslator):
             self._item_done(opened, json_object(document.get("item"), "output item"), events)
         elif kind in PART_EVENTS:
             self._fits(opened, PART_EVENTS[kind], kind)
-            self._part_event(opened, kind, json_object(document.get("part"), "part"), document)
+            whole = json_object(document.get("part"), "part")
+            index = _part_index(document, "content" if opened.kind == "text" else "summary")
+            self._part_event(opened, kind, whole, index, events)
         else:
             fits, part, key = DELTA_EVENTS.get(kind) or DONE_EVENTS[kind]
             self._fits(opened, fits, kind)
@@ -297,17 +299,18 @@ class ResponsesTranslator(BlockTranslator):
             raise InvalidEventError(f"{event} for a {opened.wire_type[:EXCERPT_CHARS]!r} item")
 
     def _part_event(
-        self, opened: OutputItem, kind: str, part: dict[str, Any], document: dict[str, Any]
+        self, opened: OutputItem, kind: str, part: dict[str, Any], index: int, events: list[Event]
     ) -> None:
-        if opened.kind == "text":
-            if part.get("type") == "refusal":
-                opened.refused = True
-            elif kind.endswith(".done") and part.get("type") == "output_text":
-                key = ("content", _part_index(document, "content"))
-                self._fill(opened, key, _text(part, "text"), [])
-        elif kind.endswith(".done"):
-            key = ("summary", _part_index(document, "summary"))
-            self._fill(opened, key, _text(part, "text"), [])
+        """A part's `added` or `done`: a refusal part marks the message; a done part's text
+        fills a part no delta wrote."""
+        if opened.kind == "text" and part.get("type") == "refusal":
+            opened.refused = True
+        elif not kind.endswith(".done"):
+            return
+        elif opened.kind == "text" and part.get("type") == "output_text":
+            self._fill(opened, ("content", index), _text(part, "text"), events)
+        elif opened.kind == "reasoning":
+            self._fill(opened, ("summary", index), _text(part, "text"), events)
 
     def _item_done(self, opened: OutputItem, item: dict[str, Any], events: list[Event]) -> None:
         """output_item.done: the item whole. It fills an identity `added` lacked (never

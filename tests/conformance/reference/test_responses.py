@@ -351,3 +351,28 @@ def test_text_only_in_a_done_payload_is_emitted_as_its_delta() -> None:
     events = translate(stream)
     assert TextDelta(index=0, text="Hello") in events
     assert ends(events) == [TextBlock(text="Hello")]
+
+
+def test_text_only_in_a_done_part_opens_its_block_with_a_start() -> None:
+    part = {"type": "output_text", "text": "Hi", "annotations": []}
+    stream = responses_stream().created().message_added(0, "msg_1").part_added(0, "msg_1")
+    events = translate(stream.part_done(0, "msg_1", part).completed())
+    assert events[:2] == [BlockStart(index=0, block_type="text"), TextDelta(index=0, text="Hi")]
+    assert ends(events) == [TextBlock(text="Hi")]
+
+
+def test_a_summary_only_in_a_done_summary_part_is_the_reasoning() -> None:
+    part = {"type": "summary_text", "text": "Plan"}
+    stream = responses_stream().created().reasoning_added(0, "rs_1")
+    stream = stream.event(
+        {
+            "type": "response.reasoning_summary_part.done",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "summary_index": 1,
+            "part": part,
+        }
+    )
+    events = translate(stream.completed())
+    assert events[0] == BlockStart(index=0, block_type="reasoning")
+    assert ends(events) == [ReasoningBlock(text="Plan", item_id="rs_1")]
