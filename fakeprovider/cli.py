@@ -256,9 +256,11 @@ def record(
     its answer is relayed as it arrives and saved as OUT/NAME-NNN.yaml (reads, pauses,
     ending, provenance) with the raw body as OUT/NAME-NNN.sse, numbered after the files
     already there. A request to .../messages is recorded as an anthropic-messages fixture,
-    each SSE event an event step (its event: line kept as sent) wherever that replays the
-    same bytes. Credentials are redacted in what is saved: secret-looking headers
-    (x-api-key, authorization, ...) and query parameters, and the user:password of a URL.
+    one to .../responses as an openai-responses one, each SSE event an event step (its
+    event: line and sequence_number kept as sent, an event sent without a number marked
+    numbered: false) wherever that replays the same bytes. Credentials are redacted in what
+    is saved: secret-looking headers (x-api-key, authorization, ...) and query parameters,
+    and the user:password of a URL.
     An answer the client leaves, or that is in flight at SIGINT/SIGTERM, is saved as far as
     it went, marked partial.
     Exit status 3 if the port is in use.

@@ -1,8 +1,11 @@
 """A recorded body's whole SSE events as event steps, where that keeps every byte (pure).
 
-A recording of an Anthropic Messages upstream is most useful as named events a person can
-read and edit: ``event: content_block_delta`` beside its data object, a data-only event or
-a name that disagrees with the data's ``type`` recorded as exactly that. An event step is
+A recording of an Anthropic Messages or OpenAI Responses upstream is most useful as named
+events a person can read and edit: ``event: content_block_delta`` beside its data object, a
+data-only event or a name that disagrees with the data's ``type`` recorded as exactly that.
+On a wire that numbers its events, an event keeps the ``sequence_number`` it was sent with
+(written as sent, where it was sent), and one sent without is recorded ``numbered: false``,
+so the scenario does not number it on replay. An event step is
 only a faithful record when the encoder gives back the bytes the upstream sent, so each
 recorded event is parsed, written as a step, and kept as one only if the stream's framing
 re-encodes it byte for byte; anything else (a comment, an ``id:`` line, a data object split
@@ -22,6 +25,7 @@ from typing import Literal
 from pydantic import JsonValue, ValidationError
 
 from .dialects.named_events import EventStep
+from .dialects.responses import SEQUENCE_FIELD
 from .scenario import Framing, LiteralStep, Step
 from .wire import dump_json
 
@@ -59,12 +63,15 @@ class _Parsed:
     styles: frozenset[_Style]  # every framing that encodes ``step`` to the event's bytes
 
 
-def with_event_steps(steps: Sequence[Step], framing: Framing) -> tuple[Framing, tuple[Step, ...]]:
+def with_event_steps(
+    steps: Sequence[Step], framing: Framing, *, numbered: bool = False
+) -> tuple[Framing, tuple[Step, ...]]:
     """``steps`` (a recording's literals, pauses and ending) with each literal that is one
     whole SSE event replaced by its event step, and the framing that encodes them.
 
     The framing is the one most of the events were written with; an event written
-    otherwise stays literal. A leading BOM becomes ``bom``.
+    otherwise stays literal. A leading BOM becomes ``bom``. ``numbered``: the wire numbers
+    its events, so a step whose data has no ``sequence_number`` says ``numbered: false``.
     """
     original, steps = tuple(steps), list(steps)
     # Only a BOM the body starts with: the encoder writes ``bom`` before any step, so a wait
@@ -77,7 +84,7 @@ def with_event_steps(steps: Sequence[Step], framing: Framing) -> tuple[Framing, 
     parsed = {
         position: found
         for position, step in enumerate(steps)
-        if isinstance(step, LiteralStep) and (found := _parse(step.literal)) is not None
+        if isinstance(step, LiteralStep) and (found := _parse(step.literal, numbered)) is not None
     }
     votes = Counter(style for found in parsed.values() for style in found.styles)
     if not votes:
@@ -98,7 +105,7 @@ def with_event_steps(steps: Sequence[Step], framing: Framing) -> tuple[Framing, 
     )
 
 
-def _parse(text: str) -> _Parsed | None:
+def _parse(text: str, numbered: bool) -> _Parsed | None:
     """The event step ``text`` is, if it is one whole event: an optional ``event:`` line,
     one ``data:`` line holding a JSON object, then a blank line (or the end of the body)."""
     lines = [(match[1], match[2]) for match in _LINE.finditer(text)]
@@ -126,7 +133,7 @@ def _parse(text: str) -> _Parsed | None:
     event = _object(payload)
     if event is None:
         return None
-    step = _step(event, name, event_end)
+    step = _step(event, name, event_end, numbered=not numbered or SEQUENCE_FIELD in event)
     if step is None:
         return None
     styles = frozenset(
@@ -156,15 +163,19 @@ def _object(payload: str) -> dict[str, JsonValue] | None:
     return value if isinstance(value, dict) else None
 
 
-def _step(event: dict[str, JsonValue], name: str | None, event_end: bool) -> EventStep | None:
+def _step(
+    event: dict[str, JsonValue], name: str | None, event_end: bool, *, numbered: bool
+) -> EventStep | None:
     """The step sending ``event`` under ``name`` (None: a data-only event), recorded as
-    simply as it reads: no ``name`` when it is the data's ``type``."""
+    simply as it reads: no ``name`` when it is the data's ``type``, ``numbered`` only when
+    false (an event a numbering wire sent without its number)."""
+    unnumbered: dict[str, bool] = {} if numbered else {"numbered": False}
     try:
         if name is None:
-            return EventStep(event=event, event_line=False, event_end=event_end)
+            return EventStep(event=event, event_line=False, event_end=event_end, **unnumbered)
         if name == event.get("type"):
-            return EventStep(event=event, event_end=event_end)
-        return EventStep(event=event, name=name, event_end=event_end)
+            return EventStep(event=event, event_end=event_end, **unnumbered)
+        return EventStep(event=event, name=name, event_end=event_end, **unnumbered)
     except ValidationError:
         return None  # e.g. an empty name the vocabulary cannot say apart from a data-only one
 

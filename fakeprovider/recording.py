@@ -18,6 +18,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from .dialects import DIALECTS, DialectId, dialect_of_path
+from .dialects.responses import numbered_events
 from .errors import FakeProviderError
 from .recorded_events import with_event_steps
 from .redaction import redacted_headers, redacted_url
@@ -225,15 +226,18 @@ def _stream(recording: Recording, min_pause_ms: float, dialect: DialectId) -> St
         envelope=None,
         steps=tuple(steps),
     )
-    return _with_named_events(literal, body) if named_events else literal
+    return _with_named_events(literal, body, dialect) if named_events else literal
 
 
-def _with_named_events(literal: StreamResponse, body: bytes) -> StreamResponse:
+def _with_named_events(literal: StreamResponse, body: bytes, dialect: DialectId) -> StreamResponse:
     """``literal`` with its whole events as event steps, if its replay keeps every byte
-    (``recorded_events`` checks each event; this checks the body, whatever it missed)."""
-    framing, steps = with_event_steps(literal.steps, literal.framing)
+    (``recorded_events`` checks each event; this checks the body as the scenario will send
+    it, numbered on a wire that numbers its events, whatever that missed)."""
+    numbered = DIALECTS[dialect].numbered_events
+    framing, steps = with_event_steps(literal.steps, literal.framing, numbered=numbered)
     named = literal.model_copy(update={"framing": framing, "steps": steps})
-    return named if encode_stream(named).body == body else literal
+    sent = named.model_copy(update={"steps": numbered_events(steps)}) if numbered else named
+    return named if encode_stream(sent).body == body else literal
 
 
 def _read_starts(reads: Sequence[Read]) -> list[int]:

@@ -169,8 +169,9 @@ def _print_findings_per_rule(console: Console, result: RunResult) -> None:
     "--dialect",
     type=click.Choice(DIALECT_IDS),
     default=None,
-    help="The wire of a raw body (a fixture says its own). Default: read from the body, "
-    "named events or a first message_start being anthropic-messages.",
+    help="The wire of a raw body (a fixture says its own). Default: read from the body, an "
+    "event typed or named response.* being openai-responses, other named events or a first "
+    "message_start anthropic-messages.",
 )
 def lint(files: tuple[Path, ...], include_usage: bool, dialect: DialectId | None) -> None:
     """Check captured SSE against its dialect's wire rules.
@@ -181,8 +182,12 @@ def lint(files: tuple[Path, ...], include_usage: bool, dialect: DialectId | None
     against the W rules, Anthropic Messages bodies against the AN wire rules (an index never
     started or reused, a delta unfit for its block, one end, events after message_stop,
     message_start first, a block left open, event names, empty data, tool ids and input,
-    usage that decreases). Prints one finding per line with its line and byte offset; exits
-    1 when there is any finding, 2 when a file cannot be read.
+    usage that decreases), OpenAI Responses bodies against the RS wire rules
+    (response.created first, one terminal event and nothing after it, event names,
+    sequence_number, output_index opened, in order and routed to its item's id, events
+    that fit their item, no [DONE], a terminal output listing the streamed items, the error
+    event's shape, empty data). Prints one finding per line with its line and byte offset;
+    exits 1 when there is any finding, 2 when a file cannot be read.
     """
     findings = 0
     for path in files:

@@ -2,7 +2,7 @@
 
 from .findings import Finding, LintResult
 from .linter import DONE, lint
-from .rules import ALL_RULES, MESSAGES_RULES, RULES, LintRule
+from .rules import ALL_RULES, MESSAGES_RULES, RESPONSES_RULES, RULES, LintRule
 from .scan import Position
 from .wire import Wire, attempt_wire
 
@@ -10,6 +10,7 @@ __all__ = [
     "ALL_RULES",
     "DONE",
     "MESSAGES_RULES",
+    "RESPONSES_RULES",
     "RULES",
     "Finding",
     "LintResult",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .scan import Position
+from .scan import Event, Position
 
 
 @dataclass(frozen=True)
@@ -32,3 +32,12 @@ def shown(value: object) -> str:
     """A stream's value as a finding quotes it: JSON, ASCII only (controls and bidi marks
     escaped), at most 40 characters."""
     return json.dumps(value, ensure_ascii=True)[:40]
+
+
+def without_object(label: str, event: Event, has_data: bool) -> str:
+    """What a finding says of an event whose data is no JSON object (``label`` names it)."""
+    if not has_data:
+        return f"{label} has no data: line"
+    if not event.data:
+        return f"{label} has empty data"
+    return f"{label} data is not a JSON object: {shown(event.data)}"

@@ -1,6 +1,7 @@
 """The lint core (sans-IO): a response body in, wire-hazard findings with positions out.
 
-Chat-completions is linted here; an Anthropic Messages body by ``messages.py``.
+Chat-completions is linted here; an Anthropic Messages body by ``messages.py``, an OpenAI
+Responses one by ``responses.py``.
 
 Shared by ``conformance lint`` (a captured body or a fixture) and gateway mode (the body a
 gateway re-emitted, beside the upstream's). Besides the findings it says which rules the
@@ -19,6 +20,7 @@ from fakeprovider.recording import ClientEnding
 
 from .findings import Finding, LintResult, shown
 from .messages import MessagesLinter, speaks_messages
+from .responses import ResponsesLinter, speaks_responses
 from .rules import (
     COMMENT_AS_DATA,
     CONTINUATION_IDENTITY,
@@ -50,14 +52,19 @@ def lint(
 
     ``status`` None means no response came at all; ``include_usage`` that the request asked
     for usage; ``upstream_failed`` that the stream this one re-emits had failed (both
-    chat-completions only). ``dialect`` None reads it from the body: named events, or a
-    first event of type message_start, are Anthropic Messages.
+    chat-completions only). ``dialect`` None reads it from the body: an event typed or named
+    ``response.…`` is OpenAI Responses, other named events, or a first event of type
+    message_start, Anthropic Messages.
     """
     if status is None:
         return LintResult((), frozenset({DONE_AFTER_FAILURE.id}), failed=True)
     if not 200 <= status < 300:
         return _lint_error_response(body)
     scanned = scan(body)
+    if dialect == "openai-responses" or (dialect is None and speaks_responses(scanned)):
+        responses = ResponsesLinter(scanned)
+        responses.read()
+        return responses.result(ending)
     if dialect == "anthropic-messages" or (dialect is None and speaks_messages(scanned)):
         messages = MessagesLinter(scanned)
         messages.read()

@@ -10,7 +10,6 @@ number in the body and its type, at the line and byte where it begins.
 
 from __future__ import annotations
 
-import heapq
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from fakeprovider.dialects.anthropic import DELTA_BLOCK_TYPES
 from fakeprovider.recording import ClientEnding
 
-from .findings import Finding, LintResult, shown
+from .findings import Finding, LintResult, shown, without_object
 from .rules import (
     AFTER_STOP,
     BLOCK_NOT_OPEN,
@@ -35,7 +34,7 @@ from .rules import (
     USAGE_DECREASES,
     LintRule,
 )
-from .scan import Event, Position, Scan
+from .scan import Event, Position, Scan, json_object
 
 KNOWN_BLOCKS = frozenset().union(*DELTA_BLOCK_TYPES.values())
 """Block types whose deltas AN-W3 judges; a delta or block type unknown to the table is a
@@ -56,28 +55,13 @@ TOLERATED_AFTER_STOP = frozenset({"done", "[DONE]", "ping"})
 def speaks_messages(scanned: Scan) -> bool:
     """Whether a body is Anthropic Messages: its first event is named, or its data's type is
     ``message_start`` (a data-only stream that opens as the API's does)."""
-    first = next(iter(_in_order(scanned)), None)
+    first = next(iter(scanned.in_order()), None)
     if first is None:
         return False
     if first[0].name is not None:
         return True
-    document = _object(first[0].data)
+    document = json_object(first[0].data)
     return document is not None and document.get("type") == "message_start"
-
-
-def _in_order(scanned: Scan) -> list[tuple[Event, bool]]:
-    """Every event of the body in the order they came, each with whether it had data."""
-    with_data = [(event, True) for event in scanned.events]
-    without = [(event, False) for event in scanned.named_without_data]
-    return list(heapq.merge(with_data, without, key=lambda pair: pair[0].at.offset))
-
-
-def _object(data: str) -> dict[str, Any] | None:
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return document if isinstance(document, dict) else None
 
 
 _EVERY_STREAM = (
@@ -118,7 +102,7 @@ class MessagesLinter:
 
     def read(self) -> None:
         self.exercised |= {rule.id for rule in _EVERY_STREAM}
-        for number, (event, has_data) in enumerate(_in_order(self.scanned), 1):
+        for number, (event, has_data) in enumerate(self.scanned.in_order(), 1):
             self._event(number, event, has_data)
 
     def flag(self, rule: LintRule, event: Event, message: str) -> None:
@@ -127,12 +111,12 @@ class MessagesLinter:
     # --- one event ------------------------------------------------------------------------
     def _event(self, number: int, event: Event, has_data: bool) -> None:
         if self.ends and self.ends[-1][0] == "message_stop":
-            data = _object(event.data) or {}
+            data = json_object(event.data) or {}
             said = {event.name, event.data, data.get("type")}
             if said.isdisjoint(TOLERATED_AFTER_STOP):
                 self.after_stop.append(event.at)
             return  # a client stops reading at message_stop
-        document = _object(event.data)
+        document = json_object(event.data)
         if document is None:
             self._no_object(number, event, has_data)
             return
@@ -176,12 +160,7 @@ class MessagesLinter:
         if event.name == "ping":
             return
         label = f"event {number} ({shown(event.name)})" if event.name else f"event {number}"
-        if not has_data:
-            self.flag(EMPTY_DATA, event, f"{label} has no data: line")
-        elif not event.data:
-            self.flag(EMPTY_DATA, event, f"{label} has empty data")
-        else:
-            self.flag(EMPTY_DATA, event, f"{label} data is not a JSON object: {shown(event.data)}")
+        self.flag(EMPTY_DATA, event, without_object(label, event, has_data))
 
     def _block_start(self, document: dict[str, Any], number: int, event: Event, label: str) -> None:
         key = shown(document.get("index"))

@@ -5,14 +5,16 @@ the quirk family of ``shared/reference/anchors.md`` §3 it guards against and th
 covers. All are SHOULD: a stream breaking one is still meaningful to a tolerant client (the
 reference adapter), but known to break real ones.
 
-Anthropic Messages (the AN-W rules): the grammar of named events that the real API always
-keeps and gateways and compatible servers break (reference dialects.md §2.2, §8.2), each
-citing the real failures of §4 it guards against and naming the invariant that judges what a
-client makes of the breach (``judged_by``).
+Anthropic Messages (the AN-W rules) and OpenAI Responses (the RS-W rules): the grammar of
+named events that the real API always keeps and gateways and compatible servers break
+(reference dialects.md §2.2, §8.2; §3.1-§3.4, §8.3), each citing the real failures of §3.7
+and §4 it guards against and naming the invariant that judges what a client makes of the
+breach.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fakeprovider.dialects import DialectId
@@ -26,6 +28,7 @@ class LintRule(RuleInfo):
     dialect: DialectId = "chat-completions"
     quirk_family: str = ""  # chat: the anchors §3 quirk family: A identity, B ids, C index, ...
     quirks: tuple[str, ...] = ()
+    judged_by: str = ""  # named-event wires: the invariant that judges a client's reading
 
     def describe(self) -> CatalogueEntry:
         """The common entry, plus the anchors §3 quirk family and quirks it guards against."""
@@ -135,17 +138,31 @@ RULES: dict[str, LintRule] = {
 # --- Anthropic Messages ---------------------------------------------------------------------
 
 
-def _messages_rule(id: str, judged_by: str, level: Level, cases: str, statement: str) -> LintRule:
+_NAMED_FAMILIES: dict[DialectId, tuple[str, str, str]] = {
+    "anthropic-messages": ("AN-W", "Anthropic Messages wire rules", "§2.2, §8.2"),
+    "openai-responses": ("RS-W", "OpenAI Responses wire rules", "§3.1-§3.4, §8.3"),
+}
+"""Each named-event wire's rule family, its title and the reference sections of its grammar."""
+
+
+def _named_rule(
+    dialect: DialectId, id: str, judged_by: str, level: Level, cases: str, statement: str
+) -> LintRule:
+    family, title, sections = _NAMED_FAMILIES[dialect]
     return LintRule(
         id=id,
-        family="AN-W",
-        family_title="Anthropic Messages wire rules",
+        family=family,
+        family_title=title,
         level=level,
         statement=statement,
-        source=f"reference dialects.md §2.2, §8.2; a client's reading judged by {judged_by}",
+        source=f"reference dialects.md {sections}; a client's reading judged by {judged_by}",
         cited=cases,
-        dialect="anthropic-messages",
+        dialect=dialect,
+        judged_by=judged_by,
     )
+
+
+_messages_rule = functools.partial(_named_rule, "anthropic-messages")
 
 
 BLOCK_NOT_OPEN = _messages_rule(
@@ -263,5 +280,132 @@ MESSAGES_RULES: dict[str, LintRule] = {
         TOOL_ID_REPEATED,
     )
 }
-ALL_RULES: dict[str, LintRule] = RULES | MESSAGES_RULES
-"""Every dialect's lint rules by id (the ids never collide: AN- prefixes the Anthropic ones)."""
+
+
+# --- OpenAI Responses -----------------------------------------------------------------------
+
+
+_responses_rule = functools.partial(_named_rule, "openai-responses")
+
+
+RS_FIRST_EVENT = _responses_rule(
+    "RS-W1",
+    "RS-G1",
+    "MUST",
+    '§3.7 (openai-python and openai-node both raise without "response.created")',
+    "The first event other than keepalive is response.created (or an error event standing "
+    "for the whole response).",
+)
+RS_NO_TERMINAL = _responses_rule(
+    "RS-W2",
+    "RS-G5",
+    "MUST",
+    "§4 G19; §3.7 (openai-node resolves the partial snapshot as final)",
+    "A body that ends cleanly has a terminal event (response.completed, response.incomplete "
+    "or response.failed), or at least an error event.",
+)
+RS_AFTER_TERMINAL = _responses_rule(
+    "RS-W3",
+    "RS-G1",
+    "MUST",
+    "§4 G20 (several response.completed in one relayed run)",
+    "Exactly one terminal event, and nothing after it but a keepalive (a `data: [DONE]` "
+    "is RS-W10's).",
+)
+RS_EVENT_NAME = _responses_rule(
+    "RS-W4",
+    "C1-C5 (the oracle reads an event by its data's type)",
+    "SHOULD",
+    "§3.1 (event: is the data's type)",
+    "Every event has an `event:` line, and its name is the data's type.",
+)
+RS_SEQUENCE = _responses_rule(
+    "RS-W5",
+    "RS-S2",
+    "SHOULD",
+    "§3.1 (the resume cursor: openai-python drops events numbered <= starting_after)",
+    "Every event carries an integer sequence_number, each greater than the one before.",
+)
+RS_ITEM_NOT_OPEN = _responses_rule(
+    "RS-W6",
+    "RS-G2",
+    "MUST",
+    "§4 G10; §3.7 (openai-python asserts, openai-node throws)",
+    "Every item-scoped event names an output_index that output_item.added opened and "
+    "output_item.done has not yet closed.",
+)
+RS_INDEX_ORDER = _responses_rule(
+    "RS-W7",
+    "RS-G2",
+    "MUST",
+    "§4 G14; §3.7 (openai-node's validateArrayAppend throws, openai-python appends)",
+    "output_item.added opens output_index 0, 1, 2… in order, each once.",
+)
+RS_ITEM_ID = _responses_rule(
+    "RS-W8",
+    "RS-G3",
+    "SHOULD",
+    '§4 G11, G15, G27; §3.7 (openai-node throws "expected item_id")',
+    "An item-scoped event's item_id is the id of the item at its output_index.",
+)
+RS_DELTA_MISFIT = _responses_rule(
+    "RS-W9",
+    "RS-G2",
+    "MUST",
+    "§3.7 (openai-python's AssertionError, openai-node throws)",
+    "An item-scoped event fits its item: text, refusal and content parts a message, "
+    "arguments a function_call, summaries and reasoning text a reasoning item.",
+)
+RS_DONE = _responses_rule(
+    "RS-W10",
+    "RS-G5",
+    "SHOULD",
+    "§3.1; §4 G9 (a gateway's [DONE]: openai-python stops reading at it)",
+    "The wire has no `data: [DONE]`: a stream ends after its terminal event.",
+)
+RS_EMPTY_SNAPSHOT = _responses_rule(
+    "RS-W11",
+    "RS-C6",
+    "MUST",
+    "§4 G1-G9 (gateways' terminal output [] or missing: the answer vanishes)",
+    "A response.completed or response.incomplete after streamed items lists every one of "
+    "them in its response.output (never [], null or missing).",
+)
+RS_ERROR_SHAPE = _responses_rule(
+    "RS-W12",
+    "RS-H1",
+    "SHOULD",
+    "§3.2, §3.4; §3.7 (openai-python raises only on the nested shape, issue #2487)",
+    "An error event carries its error nested, `error: {code, message}`, as the live API "
+    "sends it; the flat shape of the documentation (`code`, `message`) is not raised by "
+    "openai-python.",
+)
+RS_EMPTY_DATA = _responses_rule(
+    "RS-W13",
+    "S6",
+    "MUST",
+    "§3.2 (every event's data is a typed JSON object)",
+    "Every event carries a JSON object as data: never none, empty or other text.",
+)
+
+RESPONSES_RULES: dict[str, LintRule] = {
+    rule.id: rule
+    for rule in (
+        RS_FIRST_EVENT,
+        RS_NO_TERMINAL,
+        RS_AFTER_TERMINAL,
+        RS_EVENT_NAME,
+        RS_SEQUENCE,
+        RS_ITEM_NOT_OPEN,
+        RS_INDEX_ORDER,
+        RS_ITEM_ID,
+        RS_DELTA_MISFIT,
+        RS_DONE,
+        RS_EMPTY_SNAPSHOT,
+        RS_ERROR_SHAPE,
+        RS_EMPTY_DATA,
+    )
+}
+ALL_RULES: dict[str, LintRule] = RULES | MESSAGES_RULES | RESPONSES_RULES
+"""Every dialect's lint rules by id (the ids never collide: AN- and RS- prefix the named-event
+wires' ones)."""

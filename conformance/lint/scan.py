@@ -12,8 +12,11 @@ but a client that reads names sees an event without data.
 
 from __future__ import annotations
 
+import heapq
+import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
@@ -58,6 +61,22 @@ class Scan:
     end: Position  # just past the last byte: where a missing ending would have been
     unterminated: bool  # the body ended inside a line or an event
     named_without_data: tuple[Event, ...] = ()  # ``event: x`` then a blank line, no data
+
+    def in_order(self) -> list[tuple[Event, bool]]:
+        """Every event of the body in the order they came, each with whether it had data
+        (the named-event wires read a named block without data as an event too)."""
+        with_data = [(event, True) for event in self.events]
+        without = [(event, False) for event in self.named_without_data]
+        return list(heapq.merge(with_data, without, key=lambda pair: pair[0].at.offset))
+
+
+def json_object(data: str) -> dict[str, Any] | None:
+    """An event's data as a JSON object, or None when it is none."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return document if isinstance(document, dict) else None
 
 
 def scan(body: bytes) -> Scan:

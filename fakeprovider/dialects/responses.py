@@ -24,6 +24,32 @@ SEQUENCE_FIELD = "sequence_number"
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 """The events that end a response (reference dialects.md §3.2); nothing follows them."""
 
+_MESSAGE, _REASONING = frozenset({"message"}), frozenset({"reasoning"})
+ITEM_EVENT_TYPES: dict[str, frozenset[str]] = {
+    "response.content_part.added": _MESSAGE,
+    "response.content_part.done": _MESSAGE,
+    "response.output_text.delta": _MESSAGE,
+    "response.output_text.done": _MESSAGE,
+    "response.output_text.annotation.added": _MESSAGE,
+    "response.refusal.delta": _MESSAGE,
+    "response.refusal.done": _MESSAGE,
+    "response.function_call_arguments.delta": frozenset({"function_call"}),
+    "response.function_call_arguments.done": frozenset({"function_call"}),
+    "response.reasoning_summary_part.added": _REASONING,
+    "response.reasoning_summary_part.done": _REASONING,
+    "response.reasoning_summary_text.delta": _REASONING,
+    "response.reasoning_summary_text.done": _REASONING,
+    "response.reasoning_text.delta": _REASONING,
+    "response.reasoning_text.done": _REASONING,
+    "response.custom_tool_call_input.delta": frozenset({"custom_tool_call"}),
+    "response.custom_tool_call_input.done": frozenset({"custom_tool_call"}),
+    "response.mcp_call_arguments.delta": frozenset({"mcp_call"}),
+    "response.mcp_call_arguments.done": frozenset({"mcp_call"}),
+}
+"""The output item types each item-scoped event type of the wire belongs to (the SDK's
+event union, reference dialects.md §3.2); an event or item type not named here is a newer
+one. ``response.output_item.done`` closes an item of any type."""
+
 
 def error_object(status: int, message: str | None = None) -> JsonValue:
     """The HTTP error body: the chat-completions shape (reference dialects.md §3.6)."""

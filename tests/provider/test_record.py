@@ -32,9 +32,12 @@ from conformance.options import bundled_fixtures
 from fakeprovider import proxy
 from fakeprovider.build import (
     MessagesStreamBuilder,
+    ResponsesStreamBuilder,
     ScenarioBuilder,
     anthropic_error,
+    http_error,
     messages_stream,
+    responses_stream,
     stream,
 )
 from fakeprovider.dialects.named_events import EventStep
@@ -636,11 +639,16 @@ def test_the_proxy_answers_an_unreachable_upstream_in_the_asked_dialect(tmp_path
 
     anthropic_body = asyncio.run(ask("/v1/messages"))
     chat_body = asyncio.run(ask("/v1/chat/completions"))
+    responses_body = asyncio.run(ask("/v1/responses"))
 
     assert isinstance(anthropic_body, dict) and anthropic_body["type"] == "error"
     assert isinstance(anthropic_body["error"], dict)
     assert anthropic_body["error"]["type"] == "api_error"
     assert isinstance(chat_body, dict) and "type" not in chat_body
+    # The Responses API's HTTP errors have chat's body.
+    assert isinstance(responses_body, dict) and responses_body.keys() == chat_body.keys()
+    assert isinstance(responses_body["error"], dict) and isinstance(chat_body["error"], dict)
+    assert responses_body["error"]["type"] == chat_body["error"]["type"] == "server_error"
 
 
 def test_recording_chooses_event_steps_by_dialect_and_verifies_every_byte() -> None:
@@ -701,6 +709,112 @@ def test_an_event_that_no_step_reencodes_exactly_stays_literal(event: bytes) -> 
     assert isinstance(attempt, StreamAttempt)
     assert all(isinstance(step, LiteralStep) for step in attempt.stream.steps)
     assert _plan(scenario).body == event
+
+
+# --- OpenAI Responses ------------------------------------------------------------------------
+
+OPENAI_KEY = "sk-proj-do-not-save-me"
+
+
+def _responses_text() -> ResponsesStreamBuilder:
+    """A text answer with the numbers a recording must keep as sent: a number the upstream
+    set out of place (a repeat), and an event sent without one."""
+    return (
+        responses_stream()
+        .created()
+        .in_progress()
+        .message_added(0, "msg_1")
+        .part_added(0, "msg_1")
+        .text_delta(0, "msg_1", "Bonjour ")
+        .text_delta(0, "msg_1", "à vous")
+        .unnumbered()
+        .event({"type": "response.output_text.delta", "sequence_number": 5, "delta": "!"})
+        .completed(output=[], usage={"input_tokens": 5, "output_tokens": 3})
+    )
+
+
+def _record_responses(
+    scenario: Scenario, tmp_path: Path, path: str = "/v1/responses"
+) -> tuple[bytes, Saved]:
+    """Record ``scenario`` played by the fake provider, asked with an OpenAI key."""
+    with ServerThread(ScenarioRegistry([scenario])) as server:
+        received, saved = asyncio.run(
+            _record_through_proxy(
+                f"{server.root_url}/{scenario.id}",
+                path,
+                tmp_path,
+                headers={"Authorization": f"Bearer {OPENAI_KEY}", "OpenAI-Beta": "x"},
+                min_pause_ms=math.inf,
+            )
+        )
+    assert len(saved) == 1
+    return received, saved[0]
+
+
+@pytest.mark.parametrize("path", ["/v1/responses", "/responses"])
+def test_a_responses_stream_is_recorded_as_numbered_events_and_replays_its_bytes(
+    tmp_path: Path, path: str
+) -> None:
+    scenario = ScenarioBuilder("rs-text", dialect="openai-responses")
+    scenario = scenario.attempt(_responses_text()).build()
+
+    received, saved = _record_responses(scenario, tmp_path, path)
+
+    assert saved.fixture is not None and saved.status == 200
+    recorded = load_fixture(saved.fixture)
+    assert recorded.dialect == "openai-responses"
+    sent = _plan(scenario).body
+    assert received == saved.dump.read_bytes() == sent
+    assert _plan(recorded).body == sent
+    with ServerThread(ScenarioRegistry([recorded])) as server, httpx.Client() as client:
+        replayed = client.post(f"{server.sdk_base_url(recorded.id)}/responses", json={})
+    assert replayed.content == sent
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, StreamAttempt)
+    events = [step for step in attempt.stream.steps if isinstance(step, EventStep)]
+    assert len(events) == len(attempt.stream.steps) == 8
+    numbers = [step.event.get("sequence_number") for step in events]
+    assert numbers == [0, 1, 2, 3, 4, None, 5, 7]  # as sent: the repeat and the gap kept
+    assert [step.numbered for step in events] == [True] * 5 + [False, True, True]
+    # What a person edits: the number recorded in the data, where the upstream wrote it.
+    text = saved.fixture.read_text(encoding="utf-8")
+    assert "numbered: false" in text and text.count("sequence_number:") == 7
+
+
+def test_a_responses_number_the_encoder_writes_otherwise_stays_literal() -> None:
+    written = b'event: keepalive\ndata: {"type":"keepalive","sequence_number":1e0}\n\n'
+    plain = b'event: keepalive\ndata: {"type":"keepalive","sequence_number":1.0}\n\n'
+    recording = dataclasses.replace(_recording(), url="http://h/v1/responses")
+
+    exponent = recorded_scenario(dataclasses.replace(recording, reads=(Read(written),)), "x")
+    decimal = recorded_scenario(dataclasses.replace(recording, reads=(Read(plain),)), "x")
+
+    kept, evented = exponent.attempts[0], decimal.attempts[0]
+    assert isinstance(kept, StreamAttempt) and isinstance(evented, StreamAttempt)
+    assert [type(step) for step in kept.stream.steps] == [LiteralStep]
+    assert [type(step) for step in evented.stream.steps] == [EventStep]
+    assert (_plan(exponent).body, _plan(decimal).body) == (written, plain)
+
+
+def test_a_responses_recording_redacts_the_key_and_keeps_the_error_body(tmp_path: Path) -> None:
+    limited = http_error(429, retry_after=2)
+    scenario = ScenarioBuilder("rs-429", dialect="openai-responses").attempt(limited).build()
+
+    received, saved = _record_responses(scenario, tmp_path)
+
+    assert saved.fixture is not None and saved.status == 429
+    recorded = load_fixture(saved.fixture)
+    assert recorded.dialect == "openai-responses"
+    attempt = recorded.attempts[0]
+    assert isinstance(attempt, ErrorAttempt)
+    assert attempt.error.raw_body is not None and attempt.error.raw_body.encode() == received
+    body = json.loads(received)
+    assert isinstance(body["error"], dict) and "type" not in body  # chat's shape
+    assert attempt.error.headers["retry-after"] == "2"
+    for path in tmp_path.iterdir():
+        assert OPENAI_KEY.encode() not in path.read_bytes(), path.name
+    text = saved.fixture.read_text(encoding="utf-8")
+    assert f"authorization: {REDACTED}" in text and "openai-beta: x" in text
 
 
 # --- the command ---------------------------------------------------------------------------
