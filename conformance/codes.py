@@ -109,7 +109,7 @@ class ConformanceError(Exception):
       + InputError                             cli.options: exit 2, also a ClickException
       + SetupError                             cli.options: exit 3, also a ClickException
       + _MalformedError                        oracle.readers.chat: JSON whose shape is no chunk
-      + _MalformedEventError                   oracle.readers.anthropic: JSON that is no such event
+      + MalformedEventError                    oracle.readers.named: JSON that is no such event
       + InvalidEventError                      adapters.reference.payload: no event of its wire
       + _ProtocolError                         adapters.base: an item that is not an event
       + _AdapterExitedError                    adapters.subprocess: stdout closed, stdin gone

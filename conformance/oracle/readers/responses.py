@@ -299,7 +299,8 @@ class _Reading:
         kind = ITEM_KINDS.get(item_type)
         if kind is None and item_type in SERVER_TOOL_ITEMS:
             kind = "server-tool"
-        self.features.add("rs-unknown-item" if kind is None else f"rs-item-{kind}")
+        if kind is None:
+            self.features.add("rs-unknown-item")
         read = _Item(kind, item_type, item, item_id=_nonempty(item.get("id")))
         if kind == "tool":
             read.call_id, read.name = _nonempty(item.get("call_id")), _nonempty(item.get("name"))
@@ -378,6 +379,7 @@ class _Reading:
         elif item.kind == "reasoning":
             encrypted = _string(whole.get("encrypted_content"))
             item.encrypted_content = encrypted if encrypted is not None else item.encrypted_content
+        item.refused = item.refused or _refuses(item, whole)
         for key, snapshot in _item_parts(item, whole).items():
             item.part(*key).done.append(snapshot)
 
@@ -432,6 +434,8 @@ class _Reading:
             if not isinstance(entry, dict) or item is None or entry.get("type") != item.type:
                 self.features.add("rs-snapshot-conflict")  # an item the stream never opened
                 continue
+            if _refuses(item, entry) and not item.refused:
+                self.features.add("rs-snapshot-conflict")  # a refusal the stream never sent
             for key, snapshot in _item_parts(item, entry).items():
                 item.part(*key).output.append(snapshot)
         if len(output) < len(self.items):
@@ -538,8 +542,6 @@ def _item_parts(item: _Item, whole: dict[str, Any]) -> dict[PartKey, str]:
         for index, part in _listed(whole, "content"):
             if part.get("type") == "output_text":
                 stated[("content", index)] = text(part.get("text"))
-            elif part.get("type") == "refusal":
-                item.refused = True
     elif item.kind == "reasoning":
         for index, part in _listed(whole, "summary"):
             stated[("summary", index)] = text(part.get("text"))
@@ -548,6 +550,12 @@ def _item_parts(item: _Item, whole: dict[str, Any]) -> dict[PartKey, str]:
     elif item.kind == "tool":
         stated[("arguments", 0)] = _arguments_text(whole)
     return stated
+
+
+def _refuses(item: _Item, whole: dict[str, Any]) -> bool:
+    """Whether a whole message item holds a refusal part."""
+    parts = _listed(whole, "content")
+    return item.kind == "message" and any(part.get("type") == "refusal" for _, part in parts)
 
 
 def _listed(whole: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
