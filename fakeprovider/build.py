@@ -415,11 +415,13 @@ class ResponsesStreamBuilder(_NamedEventsBuilder):
     # the response ----------------------------------------------------------------------
     def lifecycle(self, type: str, **response: Field) -> Self:
         """``response.<type>`` (created, in_progress, completed, incomplete, failed) with a
-        response object: ``id``, ``object``, ``model``, ``status``, ``output: []`` and
-        ``usage: null`` unless given (ABSENT leaves one out)."""
+        response object: ``id``, ``object``, ``created_at``, ``model``, ``status``,
+        ``output: []`` and ``usage: null`` unless given (ABSENT leaves one out); the AI
+        SDK refuses a response without ``created_at``, as the live API always sends it."""
         fields: dict[str, Field] = {
             "id": "resp_fake",
             "object": "response",
+            "created_at": 1700000000,
             "model": "fake-model",
             "status": "in_progress",
             "output": [],

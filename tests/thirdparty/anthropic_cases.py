@@ -9,6 +9,7 @@ source), not what the oracle expects: the shim's job is to report, the suite's t
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from shim_cases import CORPUS, announced_hello
@@ -21,6 +22,16 @@ from fakeprovider.build import anthropic_error, messages_stream
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 from fakeprovider.server import FakeProviderServer
+
+
+@dataclass(frozen=True)
+class Wire:
+    """A dialect's scenarios by id, and the request its clients send."""
+
+    dialect: str
+    scenarios: dict[str, Scenario]
+    request: dict[str, Any]
+
 
 DIALECT = "anthropic-messages"
 WEATHER_TOOL = {
@@ -155,23 +166,28 @@ SCENARIOS = {
 
 # The corpus's Anthropic cases: the matrix column's case ids, played here the same way.
 SCENARIOS |= {s.id: s for s in CORPUS.values() if s.dialect == DIALECT}
+ANTHROPIC = Wire(DIALECT, SCENARIOS, REQUEST)
 
 
 def run_scenarios(
-    column: str, *ids: str, options: RunOptions | None = None
+    column: str, *ids: str, options: RunOptions | None = None, wire: Wire | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """The events the column's shim reported for each scenario (without ``case`` and the
     closing ``end``), played on a fake provider listening on loopback."""
-    return {id: events for id, (events, _) in played(column, *ids, options=options).items()}
+    played_ids = played(column, *ids, options=options, wire=wire)
+    return {id: events for id, (events, _) in played_ids.items()}
 
 
 def played(
-    column: str, *ids: str, options: RunOptions | None = None
+    column: str, *ids: str, options: RunOptions | None = None, wire: Wire | None = None
 ) -> dict[str, tuple[list[dict[str, Any]], int]]:
-    """Each scenario's reported events and the number of requests the library made."""
+    """Each scenario's reported events and the number of requests the library made, on
+    ``wire`` (the Anthropic one unless given)."""
+    wire = wire or ANTHROPIC
 
     async def run() -> dict[str, tuple[list[dict[str, Any]], int]]:
-        server = FakeProviderServer(ScenarioRegistry([SCENARIOS[i] for i in ids]), "127.0.0.1")
+        chosen = [wire.scenarios[i] for i in ids]
+        server = FakeProviderServer(ScenarioRegistry(chosen), "127.0.0.1")
         await server.start()
         session = await SHIMS[column].open(options or RunOptions())
         try:
@@ -179,10 +195,10 @@ def played(
             for id in ids:
                 case = RunCase(
                     case=id,
-                    dialect=DIALECT,
+                    dialect=wire.dialect,
                     base_url=server.sdk_base_url(id),
                     api_key="sk-ant-test",
-                    request=REQUEST,
+                    request=wire.request,
                     retry=NO_RETRY,
                     idle_timeout_s=5.0,
                     timeout_s=20.0,

@@ -6,7 +6,8 @@ distributions whose versions the compatibility matrix records. A shim runs in th
 environment of its extra (``tox -e shim-openai``), never in the main test suite. The
 JavaScript libraries' shims are programs in ``shims/js/`` (:mod:`.node`, ``tox -e shim-js``).
 An Anthropic Messages client's shim declares ``dialects: ["anthropic-messages"]`` (protocol
-1.1) and builds on :mod:`.messages`; ``conformance matrix column`` runs each shim over the
+1.1) and builds on :mod:`.messages`, an OpenAI Responses client's ``["openai-responses"]`` on
+:mod:`.responses`; ``conformance matrix column`` runs each shim over the
 cases of the dialects it declares.
 """
 
@@ -202,6 +203,34 @@ SHIMS: dict[str, Shim | NodeShim] = {
             ("pydantic-ai-slim", "anthropic"),
             "pydantic-ai",
         ),
+        # OpenAI Responses clients (hello.dialects: openai-responses).
+        Shim(
+            "openai-responses",
+            "openai-python responses.stream + get_final_response",
+            "openai_responses",
+            "factory",
+            "openai",
+            ("openai",),
+            "openai",
+        ),
+        Shim(
+            "openai-agents-responses",
+            "openai-agents OpenAIResponsesModel, one Runner.run_streamed turn",
+            "openai_agents_responses",
+            "factory",
+            "agents",
+            ("openai-agents", "openai"),
+            "openai-agents",
+        ),
+        Shim(
+            "langchain-responses",
+            "langchain-openai ChatOpenAI(use_responses_api=True).stream, chunks added up",
+            "langchain_responses",
+            "factory",
+            "langchain_openai",
+            ("langchain-openai", "langchain-core", "openai"),
+            "langchain",
+        ),
         # JavaScript libraries: one npm package, shims/js/, one entry point each.
         NodeShim(
             "openai-node",
@@ -238,6 +267,18 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "@langchain/anthropic ChatAnthropic.stream, chunks concatenated",
             "langchain-js-anthropic.js",
             ("@langchain/anthropic", "@langchain/core"),
+        ),
+        NodeShim(
+            "openai-node-responses",
+            "openai-node responses.stream + finalResponse",
+            "openai-node-responses.js",
+            ("openai",),
+        ),
+        NodeShim(
+            "vercel-ai-responses",
+            "AI SDK streamText over @ai-sdk/openai's Responses model, fullStream parts",
+            "vercel-ai-responses.js",
+            ("ai", "@ai-sdk/openai"),
         ),
     )
 }

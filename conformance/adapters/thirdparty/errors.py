@@ -13,10 +13,12 @@ from __future__ import annotations
 from fakeprovider.dialects.anthropic import ERROR_TYPES
 
 from ...codes import (
+    CONTEXT_WINDOW_EXCEEDED,
     EMPTY_RESPONSE,
     MALFORMED_RESPONSE,
     MALFORMED_TOOL_CALL,
     MAX_TOKENS,
+    QUOTA,
     RATE_LIMIT,
     SERVER,
     STREAM_CLOSED,
@@ -56,6 +58,15 @@ _UNDECODABLE = "Failed to decode"  # pydantic-ai ModelAPIError around a JSON err
 # mirascope's refusal of a call that opens without its id or name: T5's.
 _UNIDENTIFIED = ("Missing id for tool call", "Missing name for tool call")
 _MAX_DEPTH = 5
+# A Responses error code (an `error` event's, a `response.failed`'s error) → canonical code:
+# DIALECTS.md's finish mapping. The openai SDKs raise an `error` event as an APIError whose
+# body is the error object.
+FAILURE_CODES = {
+    "rate_limit_exceeded": RATE_LIMIT,
+    "server_error": SERVER,
+    "insufficient_quota": QUOTA,
+    "context_length_exceeded": CONTEXT_WINDOW_EXCEEDED,
+}
 # Anthropic's error.type → the HTTP status it is sent with (the fake provider's table).
 _ANTHROPIC_STATUS = {kind: status for status, kind in ERROR_TYPES.items()}
 
@@ -104,8 +115,15 @@ def _own_code(error: BaseException) -> str | None:
     if by_name is not None:
         return by_name
     if "APIError" in names:  # raised from a {"error": …} frame: the provider's own failure
-        return SERVER
+        return _failure_code(error) or SERVER
     return None
+
+
+def _failure_code(error: BaseException) -> str | None:
+    """The canonical code of the Responses error code an APIError's body carries."""
+    body = getattr(error, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    return FAILURE_CODES.get(code) if isinstance(code, str) else None
 
 
 def _status(error: BaseException) -> int | None:

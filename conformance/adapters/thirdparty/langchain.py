@@ -74,12 +74,13 @@ def _assembled(message: Any) -> Assembled:
     return Assembled(
         text=content or None,
         tool_calls=calls,
-        usage=_usage(message.usage_metadata),
+        usage=langchain_usage(message.usage_metadata),
         finish_reason=message.response_metadata.get("finish_reason"),
     )
 
 
-def _usage(usage: Any) -> Any:
+def langchain_usage(usage: Any) -> Any:
+    """Protocol usage from a message's ``usage_metadata`` (None when it has none)."""
     if not usage:
         return None
     cached = (usage.get("input_token_details") or {}).get("cache_read")

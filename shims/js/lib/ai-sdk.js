@@ -51,7 +51,7 @@ export async function readFullStream(fullStream) {
       blocks.push(block);
     }
     const block = open.get(key);
-    Object.assign(block.metadata, part.providerMetadata?.anthropic ?? {});
+    Object.assign(block.metadata, providerFields(part));
     return block;
   };
   for await (const part of fullStream) {
@@ -84,6 +84,7 @@ export async function readFullStream(fullStream) {
           arguments: argumentsOf(part, inputs),
           input: part.input,
           providerExecuted: part.providerExecuted === true,
+          metadata: providerFields(part),
         });
         break;
       case 'error':
@@ -102,6 +103,10 @@ export async function readFullStream(fullStream) {
   const failed = !finish || finish.finishReason === 'error';
   return { blocks, finish, failure: failed ? (failure ?? new Error('the stream ended without a finish part')) : null };
 }
+
+/** A part's provider metadata, whichever provider wrote it (Anthropic's `signature`, the
+ * OpenAI Responses provider's `itemId` and `reasoningEncryptedContent`). */
+const providerFields = (part) => Object.assign({}, ...Object.values(part.providerMetadata ?? {}));
 
 function argumentsOf(part, inputs) {
   if (inputs.has(part.toolCallId)) return inputs.get(part.toolCallId);
