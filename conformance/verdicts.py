@@ -94,6 +94,12 @@ FAMILY_TITLES = {
     "AN-T": "Anthropic Messages: tool identity",
     "AN-S": "Anthropic Messages: event names",
     "AN-H": "Anthropic Messages: errors",
+    # OpenAI Responses.
+    "RS-G": "OpenAI Responses: stream grammar",
+    "RS-C": "OpenAI Responses: snapshots and continuity tokens",
+    "RS-T": "OpenAI Responses: tool identity",
+    "RS-S": "OpenAI Responses: sequence numbers",
+    "RS-H": "OpenAI Responses: errors",
 }
 
 

@@ -1,7 +1,18 @@
 """The invariant catalogue (INVARIANTS.md): one module per family, registered on import."""
 
 from ..verdicts import FAMILY_TITLES, VERDICTS, Level, Verdict
-from . import anthropic, content, empty, framing, grammar, identity, quirks, retry, transport
+from . import (
+    anthropic,
+    content,
+    empty,
+    framing,
+    grammar,
+    identity,
+    quirks,
+    responses,
+    retry,
+    transport,
+)
 from .registry import CATALOGUE, Invariant, Judgement, breached, held, invariant, weaker
 
 __all__ = [
@@ -22,6 +33,7 @@ __all__ = [
     "identity",
     "invariant",
     "quirks",
+    "responses",
     "retry",
     "transport",
     "weaker",

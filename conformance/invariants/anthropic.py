@@ -9,19 +9,19 @@ what a dialect-blind rule means are that rule (docs/invariants.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fakeprovider.dialects import DialectId
 
-from ..events import ReasoningBlock, ServerToolBlock, ToolCallBlock
+from ..events import ServerToolBlock, ToolCallBlock
 from ..oracle import ExpectedAttempt
 from .common import (
-    Compare,
     expected_failure,
+    first_breach,
     harness_duty,
     has_feature,
     judge_attempts,
     same_outcome,
+    same_tokens,
+    succeeded_with,
 )
 from .evidence import Evidence, ObservedAttempt
 from .framing import nothing_read_past_end
@@ -81,7 +81,7 @@ def check_repeated_start(evidence: Evidence) -> Judgement | None:
         harness_duty("read past the repeated start"),
         duty=True,
     )
-    return _first_breach(repeat, conflict)
+    return first_breach(repeat, conflict)
 
 
 @invariant(
@@ -194,7 +194,7 @@ def check_unknown_skipped(evidence: Evidence) -> Judgement | None:
 )
 def check_signature_verbatim(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, _succeeded_with("an-signature"), _same_tokens("signature"), content=True
+        evidence, succeeded_with("an-signature"), same_tokens("signature"), content=True
     )
 
 
@@ -214,33 +214,8 @@ def check_signature_verbatim(evidence: Evidence) -> Judgement | None:
 )
 def check_redacted_verbatim(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, _succeeded_with("an-redacted"), _same_tokens("redacted"), content=True
+        evidence, succeeded_with("an-redacted"), same_tokens("redacted"), content=True
     )
-
-
-def _succeeded_with(feature: str) -> Callable[[ExpectedAttempt], bool]:
-    """A successful attempt whose wire has ``feature``: a token is replayed only from a turn
-    that completed (a failed attempt's open blocks are the caller's to drop); one that failed
-    where success was expected is its failure's to report."""
-    return lambda wanted: wanted.success and feature in wanted.features
-
-
-def _same_tokens(key: str) -> Compare:
-    """Compare the continuity tokens ``key`` of the reasoning blocks, in order."""
-
-    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
-        got = [getattr(b, key) for b in seen.blocks if isinstance(b, ReasoningBlock)]
-        sent = [getattr(b, key) for b in wanted.blocks if isinstance(b, ReasoningBlock)]
-        if got == sent:
-            return None
-        return f"reasoning {key}s {_clipped(got)}, expected {_clipped(sent)}"
-
-    return compare
-
-
-def _clipped(values: list[str | None]) -> str:
-    shown = repr(values)
-    return shown if len(shown) <= 160 else shown[:159] + "…"
 
 
 @invariant(
@@ -300,9 +275,3 @@ def check_read_by_type(evidence: Evidence) -> Judgement | None:
 )
 def check_error_event(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, has_feature("an-error-event"), expected_failure)
-
-
-def _first_breach(*found: Judgement | None) -> Judgement | None:
-    """The first breach of several comparisons, else the first that held, else None."""
-    judged = [judgement for judgement in found if judgement is not None]
-    return next((j for j in judged if not j.held), judged[0] if judged else None)

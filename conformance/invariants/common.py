@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from ..events import ReasoningBlock
 from ..oracle import ExpectedAttempt
 from .evidence import (
     Difference,
@@ -131,3 +132,36 @@ def harness_duty(relaxed: str) -> Compare:
         return expected_failure(seen, wanted, evidence)
 
     return compare
+
+
+def first_breach(*found: Judgement | None) -> Judgement | None:
+    """The first breach of several comparisons, else the first that held, else None."""
+    judged = [judgement for judgement in found if judgement is not None]
+    return next((j for j in judged if not j.held), judged[0] if judged else None)
+
+
+def succeeded_with(feature: str) -> Applies:
+    """A successful attempt whose wire has ``feature``: a token is replayed only from a turn
+    that completed (a failed attempt's open blocks are the caller's to drop); one that failed
+    where success was expected is its failure's to report."""
+    return lambda wanted: wanted.success and feature in wanted.features
+
+
+def same_tokens(*keys: str) -> Compare:
+    """Compare the continuity tokens ``keys`` of the reasoning blocks (a signature, an
+    encrypted_content, a reasoning item's id), in order: verbatim, none made up."""
+
+    def compare(seen: ObservedAttempt, wanted: ExpectedAttempt, _: Evidence) -> str | None:
+        for key in keys:
+            got = [getattr(b, key) for b in seen.blocks if isinstance(b, ReasoningBlock)]
+            sent = [getattr(b, key) for b in wanted.blocks if isinstance(b, ReasoningBlock)]
+            if got != sent:
+                return f"reasoning {key}s {_clipped(got)}, expected {_clipped(sent)}"
+        return None
+
+    return compare
+
+
+def _clipped(values: list[str | None]) -> str:
+    shown = repr(values)
+    return shown if len(shown) <= 160 else shown[:159] + "…"

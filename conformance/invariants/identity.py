@@ -86,14 +86,14 @@ def check_parallel_calls_separate(evidence: Evidence) -> Judgement | None:
 @invariant(
     "T4",
     "MUST",
-    "An id or name that first arrives in a later delta is accepted.",
+    "An id or name that first arrives in a later delta (Responses: output_item.done) is accepted.",
     source=NOTE,
     rationale=(
         "Gateways send the id or name a delta late: refusing or dropping such a call loses a tool "
         "call the model made, and inventing an id breaks pairing the result with the provider's "
         "call."
     ),
-    dialects=CHAT_ONLY,
+    dialects=("chat-completions", "openai-responses"),
 )
 def check_late_identity_accepted(evidence: Evidence) -> Judgement | None:
     return judge_attempts(evidence, _successful("tool-late-id", "tool-late-name"), _same_calls)

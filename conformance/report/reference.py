@@ -57,12 +57,12 @@ invariant that owns it; the others are `n/a` with a pointer to it. What differs 
   S1-S3, then the general content checks C1-C5 and T6, then the catch-alls Q1 and R8.
 - **Ties** (one difference two invariants of one rank see) go to the heavier verdict,
   then to the first in the documented order G, C, T, E, S, H, R, Q, then the rules of one
-  dialect's wire (AN): in a run and in the headline of a shrunk `conformance fuzz` failure
-  alike.
+  dialect's wire (AN, RS): in a run and in the headline of a shrunk `conformance fuzz`
+  failure alike.
 - **Dialects**: an invariant judges the cases of the dialects it lists. One whose statement
   means the same on every wire covers them all; a rule of one wire alone has that wire's
-  id (`AN-…` for Anthropic Messages) and owns a difference only where the case's wire shows
-  its situation, as a wire feature's own invariant does.
+  id (`AN-…` for Anthropic Messages, `RS-…` for OpenAI Responses) and owns a difference
+  only where the case's wire shows its situation, as a wire feature's own invariant does.
 """
 
 

@@ -391,3 +391,12 @@ def test_malformed_shapes_fail_malformed_response() -> None:
     bad_usage = completed(message(0, "Hi"), usage={"input_tokens": "many"})
     assert bad_usage.code == MALFORMED_RESPONSE
     assert read(started().raw("not json")).code == MALFORMED_RESPONSE
+
+
+def test_a_refusal_part_in_output_item_done_is_a_refusal_one_only_in_the_snapshot_is_not() -> None:
+    refusal = {"type": "message", "id": "msg_1", "content": [{"type": "refusal", "refusal": "No"}]}
+    done = started().message_added(0, "msg_1").item_done(0, refusal)
+    assert completed(done).code == REFUSAL
+    snapshot_only = completed(message(0, "Hi"), output=[refusal])
+    assert (snapshot_only.reason, snapshot_only.blocks) == ("stop", (TextBlock(text="Hi"),))
+    assert "rs-snapshot-conflict" in snapshot_only.features

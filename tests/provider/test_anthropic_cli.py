@@ -4,7 +4,6 @@ checks their expect against the Anthropic reading."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -16,21 +15,6 @@ from fakeprovider.cli import main
 from fakeprovider.fixtures import load_fixtures
 
 ANTHROPIC = bundled_fixtures() / "anthropic"
-INVARIANT_ID = re.compile(r"\b(?:AN-)?[A-Z][0-9]+\b")
-
-
-def test_the_anthropic_fixtures_validate_and_are_cited() -> None:
-    result = CliRunner().invoke(main, ["validate", str(ANTHROPIC)])
-    assert result.exit_code == 0, result.output
-    scenarios = load_fixtures([ANTHROPIC])
-    assert len(scenarios) >= 50  # issue 24, Build 7
-    for scenario in scenarios:
-        assert scenario.dialect == "anthropic-messages"
-        assert scenario.provenance.urls, scenario.id
-        assert scenario.expect is not None, scenario.id
-        # The notes say which invariant the stream exercises, and the tags list it.
-        named = set(INVARIANT_ID.findall(scenario.provenance.notes or ""))
-        assert named & set(scenario.tags), scenario.id
 
 
 def test_show_prints_named_events_and_anthropics_error_body() -> None:

@@ -299,7 +299,8 @@ class _Reading:
         kind = ITEM_KINDS.get(item_type)
         if kind is None and item_type in SERVER_TOOL_ITEMS:
             kind = "server-tool"
-        self.features.add("rs-unknown-item" if kind is None else f"rs-item-{kind}")
+        if kind is None:
+            self.features.add("rs-unknown-item")
         read = _Item(kind, item_type, item, item_id=_nonempty(item.get("id")))
         if kind == "tool":
             read.call_id, read.name = _nonempty(item.get("call_id")), _nonempty(item.get("name"))
@@ -373,13 +374,32 @@ class _Reading:
         item.done, item.whole = True, whole
         item.item_id = item.item_id or _nonempty(whole.get("id"))
         if item.kind == "tool":
-            item.call_id = item.call_id or _nonempty(whole.get("call_id"))
-            item.name = item.name or _nonempty(whole.get("name"))
+            item.call_id = self._identity(item.call_id, whole, "call_id", "id")
+            item.name = self._identity(item.name, whole, "name", "name")
         elif item.kind == "reasoning":
             encrypted = _string(whole.get("encrypted_content"))
             item.encrypted_content = encrypted if encrypted is not None else item.encrypted_content
+        item.refused = item.refused or _refuses(item, whole)
         for key, snapshot in _item_parts(item, whole).items():
             item.part(*key).done.append(snapshot)
+
+    def _identity(
+        self, current: str | None, whole: dict[str, Any], key: str, label: str
+    ) -> str | None:
+        """T1/T4 on this wire: a call's identity is output_item.added's; output_item.done
+        fills one missing there (a late identity) and never replaces or erases one."""
+        value = whole.get(key)
+        if current is None:
+            if _nonempty(value) is not None:
+                self.features.add(f"tool-late-{label}")
+            return _nonempty(value)
+        if value != current and key in whole:
+            if isinstance(value, str) and value:
+                self.features.add(f"tool-{label}-conflict")
+            else:
+                kind = "null" if value is None else ("empty" if value == "" else "nonstring")
+                self.features.add(f"tool-{label}-{kind}")
+        return current
 
     def _terminal(self, kind: str, data: dict[str, Any]) -> None:
         self.done = True
@@ -414,6 +434,8 @@ class _Reading:
             if not isinstance(entry, dict) or item is None or entry.get("type") != item.type:
                 self.features.add("rs-snapshot-conflict")  # an item the stream never opened
                 continue
+            if _refuses(item, entry) and not item.refused:
+                self.features.add("rs-snapshot-conflict")  # a refusal the stream never sent
             for key, snapshot in _item_parts(item, entry).items():
                 item.part(*key).output.append(snapshot)
         if len(output) < len(self.items):
@@ -457,6 +479,8 @@ class _Reading:
     def _block_features(self, blocks: tuple[Block, ...]) -> None:
         if any(item.refused for item in self.items.values()):
             self.features.add("rs-refusal")
+        if sum(item.kind == "tool" for item in self.items.values()) > 1:
+            self.features.add("tool-parallel")  # T3: each at its own output_index
         for block in blocks:
             if isinstance(block, ToolCallBlock) and block.item_id not in (None, block.id):
                 self.features.add("rs-call-id")  # RS-T2: two ids, the call_id reported
@@ -518,8 +542,6 @@ def _item_parts(item: _Item, whole: dict[str, Any]) -> dict[PartKey, str]:
         for index, part in _listed(whole, "content"):
             if part.get("type") == "output_text":
                 stated[("content", index)] = text(part.get("text"))
-            elif part.get("type") == "refusal":
-                item.refused = True
     elif item.kind == "reasoning":
         for index, part in _listed(whole, "summary"):
             stated[("summary", index)] = text(part.get("text"))
@@ -528,6 +550,12 @@ def _item_parts(item: _Item, whole: dict[str, Any]) -> dict[PartKey, str]:
     elif item.kind == "tool":
         stated[("arguments", 0)] = _arguments_text(whole)
     return stated
+
+
+def _refuses(item: _Item, whole: dict[str, Any]) -> bool:
+    """Whether a whole message item holds a refusal part."""
+    parts = _listed(whole, "content")
+    return item.kind == "message" and any(part.get("type") == "refusal" for _, part in parts)
 
 
 def _listed(whole: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
