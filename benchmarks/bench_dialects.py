@@ -1,13 +1,13 @@
-"""What a generated Anthropic Messages case costs against a chat case, in the same run.
+"""What a generated Anthropic Messages or OpenAI Responses case costs against a chat case.
 
     python benchmarks/bench_dialects.py [--cases 300] [--examples 50] [--seed 0]
                                         [--repeat 3] [--write]
 
-The acceptance point of issue 24: a generated Anthropic case costs at most 1.2x a chat case.
-Both dialects' cases come from the same families, those whose cases do not wait on purpose
-(the H and R families' stalls and honoured Retry-After would measure the sleeps), and go
-through each stage of a generated case, the dialects taking turns, each figure the best of
-``--repeat``:
+The acceptance point of issues 24 and 25: a generated Anthropic or Responses case costs at
+most 1.2x a chat case in the same run. Every dialect's cases come from the same families,
+those whose cases do not wait on purpose (the H and R families' stalls and honoured
+Retry-After would measure the sleeps), and go through each stage of a generated case, the
+dialects taking turns, each figure the best of ``--repeat``:
 
 - drawn: Hypothesis draws ``--cases`` cases (``sample_cases``);
 - read by the oracle: each drawn case's expected outcome under the default policy;
@@ -43,9 +43,13 @@ from fakeprovider.scenario import Scenario
 
 CHAT: DialectId = "chat-completions"
 MESSAGES: DialectId = "anthropic-messages"
-DIALECTS = (CHAT, MESSAGES)
+RESPONSES: DialectId = "openai-responses"
+DIALECTS = (CHAT, MESSAGES, RESPONSES)
+OTHERS = (MESSAGES, RESPONSES)  # each compared with chat
 QUICK_FAMILIES = [
-    family for family in families(CHAT) if family in families(MESSAGES) and family not in ("H", "R")
+    family
+    for family in families(CHAT)
+    if all(family in families(dialect) for dialect in OTHERS) and family not in ("H", "R")
 ]
 
 
@@ -129,6 +133,16 @@ def _shown(value: float | None) -> str:
     return "not run" if value is None else f"{value:.2f}"
 
 
+DIALECT_NAMES: dict[DialectId, str] = {MESSAGES: "Anthropic", RESPONSES: "Responses"}
+
+
+def _whole_ratio(whole: dict[DialectId, float | None], dialect: DialectId) -> str:
+    chat, other = whole[CHAT], whole[dialect]
+    if chat is None or other is None:
+        return f"an unmeasured multiple of a chat case (the adapter does not speak {dialect})"
+    return f"{ratio(other, chat)} a chat case"
+
+
 def main() -> None:
     parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=300, help="cases drawn per dialect")
@@ -169,18 +183,24 @@ def main() -> None:
     }
     rows = []
     for name, best in figures.items():
-        chat, messages = best[CHAT], best[MESSAGES]
-        shown = ratio(messages, chat) if chat is not None and messages is not None else "-"
-        rows.append([name, _shown(chat), _shown(messages), shown])
+        chat = best[CHAT]
+        row = [name, _shown(chat)]
+        for dialect in OTHERS:
+            other = best[dialect]
+            row.append(_shown(other))
+            row.append(ratio(other, chat) if chat is not None and other is not None else "-")
+        rows.append(row)
     whole = figures["one case: drawn, read and run"]
-    whole_ratio = (
-        f"{ratio(whole[MESSAGES], whole[CHAT])} a chat case"
-        if whole[MESSAGES] is not None and whole[CHAT] is not None
-        else "an unmeasured multiple of a chat case (the adapter does not speak anthropic-messages)"
-    )
+    verdicts = [
+        f"A generated {DIALECT_NAMES[dialect]} case costs {_whole_ratio(whole, dialect)}."
+        for dialect in OTHERS
+    ]
+    headers = ["ms per case", CHAT]
+    for dialect in OTHERS:
+        headers += [dialect, f"{DIALECT_NAMES[dialect]} / chat"]
     report = "\n".join(
         [
-            "## An Anthropic case against a chat case",
+            "## An Anthropic case and a Responses case against a chat case",
             "",
             f"One process, {visible_adapter(options.adapter_cmd)}. Per dialect {options.cases} "
             f"cases drawn from the families {', '.join(QUICK_FAMILIES)} (seed "
@@ -188,12 +208,9 @@ def main() -> None:
             f"Best of {options.repeat}, the dialects taking turns; the machine is shared "
             "with other jobs, so figures move with its load.",
             "",
-            markdown_table(
-                ["ms per case", "chat-completions", "anthropic-messages", "anthropic / chat"],
-                rows,
-            ),
+            markdown_table(headers, rows),
             "",
-            f"A generated Anthropic case costs {whole_ratio}; acceptance: at most 1.2x.",
+            " ".join(verdicts) + " Acceptance: at most 1.2x each.",
         ]
     )
     print(report)

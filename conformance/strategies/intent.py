@@ -30,6 +30,7 @@ class IntendedCall:
     id: str
     name: str
     arguments: str  # raw, possibly not JSON: passed through untouched (C3)
+    item_id: str | None = None  # Responses: the function_call item's id beside the call id
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class IntendedResponse:
     # data of a redacted block. Either makes the block content, even with no text.
     signature: str | None = None
     redacted: str | None = None
+    encrypted_content: str | None = None  # a Responses reasoning item's, beside its text
 
     @property
     def reasoned(self) -> bool:
@@ -126,13 +128,16 @@ def response_expect(
         outcome["signature"] = response.signature
     if response.redacted is not None:
         outcome["redacted"] = response.redacted
+    if response.encrypted_content is not None:
+        outcome["encrypted_content"] = response.encrypted_content
     if response.calls:
         outcome["tool_calls"] = [_call(response.calls[index]) for index in call_order]
     return outcome | usage
 
 
 def _call(call: IntendedCall) -> dict[str, JsonValue]:
-    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+    listed: dict[str, JsonValue] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    return listed if call.item_id is None else listed | {"item_id": call.item_id}
 
 
 def case_expect(

@@ -197,12 +197,12 @@ def done_payloads(draw: st.DrawFn, content: str) -> str:
 
 
 @st.composite
-def reasoning_items(draw: st.DrawFn) -> tuple[Item | None, str]:
+def reasoning_items(draw: st.DrawFn) -> tuple[Item | None, str, str | None]:
     """No reasoning, or a reasoning item with text (a summary, or raw reasoning text as
     open-weight servers send it) and maybe its ``encrypted_content`` (RS-C2)."""
     lane = draw(text_lanes())
     if not lane.text:
-        return None, ""
+        return None, "", None
     summary = draw(pick((True, False)))
     mode = draw(done_payloads(lane.text))
     text = _payload(lane.text, mode)
@@ -239,11 +239,12 @@ def reasoning_items(draw: st.DrawFn) -> tuple[Item | None, str]:
             closing = [{"type": "response.reasoning_text.done", "content_index": 0, "text": text}]
             done["content"] = [{"type": "reasoning_text", "text": text}]
         whole = {**done, "content": [{"type": "reasoning_text", "text": lane.text}]}
-    if draw(BOOLEANS):
-        encrypted = draw(opaque_tokens())
+    encrypted = draw(opaque_tokens()) if draw(BOOLEANS) else None
+    if encrypted is not None:  # on the item's done event, as the API sends it
         done["encrypted_content"] = whole["encrypted_content"] = encrypted
-    item = Item(added, tuple(body), tuple(closing), done, whole)
-    return item, lane.text
+    # The token comes with the done event alone: an item carrying one is never left open.
+    item = Item(added, tuple(body), tuple(closing), done, whole, openable=encrypted is None)
+    return item, lane.text, encrypted
 
 
 @st.composite
@@ -308,13 +309,18 @@ def call_items(
     """A ``function_call`` item and the call it means: the ``call_id`` is the call's id
     (RS-T2), the item ``id`` is ``fc_…`` beside it; the arguments as deltas or, when there
     are any, only in the ``.done`` events (RS-C3)."""
-    call = draw(tool_calls())
+    item_id = f"fc_{position}"
+    call = replace(draw(tool_calls()), item_id=item_id)
     deltas = not call.arguments or draw(BOOLEANS)
     pieces = draw(fragments(call.arguments)) if deltas else []
     mode = draw(done_payloads(call.arguments)) if deltas else "whole"
     payload = _payload(call.arguments, mode)
     identity: dict[str, Field] = {"call_id": call.id, "name": call.name}
-    withheld = draw(pick(WITHHELD)) if unidentified else frozenset()
+    # The chat calls' withheld "id" is the call_id here.
+    withheld = frozenset(
+        "call_id" if key == "id" else key
+        for key in (draw(pick(WITHHELD)) if unidentified else frozenset())
+    )
     where = draw(pick(IDENTITIES)) if not withheld else "both"
     late = frozenset(k for k in IDENTITY_KEYS if draw(BOOLEANS)) or frozenset({"name"})
     added_identity, done_identity = dict(identity), dict(identity)
@@ -325,7 +331,6 @@ def call_items(
             done_identity[key] = draw(pick(UNSET_IDENTITIES))
         elif where == "added" and key in late:
             done_identity[key] = ABSENT
-    item_id = f"fc_{position}"
 
     def item(fields: dict[str, Field], arguments: Field, status: str) -> Data:
         present = {k: v for k, v in fields.items() if v is not ABSENT}
@@ -377,7 +382,7 @@ def intended_outputs(
     draw: st.DrawFn, *, min_calls: int = 0, max_calls: int = 4, unidentified: bool = False
 ) -> IntendedOutput:
     """M and its items; the empty response (E1) is the simplest one."""
-    reasoning_item, reasoning = draw(reasoning_items())
+    reasoning_item, reasoning, encrypted = draw(reasoning_items())
     message_item, text = draw(message_items(1))
     count = draw(st.integers(min_calls, max_calls))
     drawn = [draw(call_items(position, unidentified)) for position in range(count)]
@@ -398,6 +403,7 @@ def intended_outputs(
         calls=tuple(call for _, call, _ in calls),
         usage=draw(RESPONSE_USAGES) if draw(BOOLEANS) else None,
         finish=finish,
+        encrypted_content=encrypted,
     )
     if not response.empty and draw(BOOLEANS):  # beside content, so that it never decides E1
         items.append(other_items(3))
@@ -592,8 +598,13 @@ def responses_breaks(
         insert_steps(events, position, tuple(failure), ("break", -1))
         return StreamBreak(code, ending=())
     if kind == "unknown-index":
-        done = [i for i, item in enumerate(intended.items) if item.done_events]
-        if draw(BOOLEANS) and done:  # an item already done
+        # An item already done (not one of a type the reading skips, deltas and all).
+        done = [
+            i
+            for i, item in enumerate(intended.items)
+            if item.done_events and item.type != UNKNOWN_ITEM_TYPE
+        ]
+        if draw(BOOLEANS) and done:
             index = picked(draw, tuple(done))
             least = events.first(("done", index)) + 1
         else:  # an index never opened

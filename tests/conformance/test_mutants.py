@@ -28,7 +28,9 @@ from conformance.run.kill_table import Breach, KillRow, focus_cases, run_mutants
 from conformance.run.properties import breaches
 from conformance.run.runner import run_suite
 
-pytestmark = pytest.mark.slow
+# The module's kill table runs every mutant over the three dialects' corpora (80 mutants, 307
+# cases): beyond the default deadline on a loaded machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 FIXTURES = judged_fixtures()
 # In process, and a short case deadline: no_idle_timeout waits for it on the stall fixture.

@@ -14,6 +14,7 @@ from conformance.cli import main
 from conformance.invariants import CATALOGUE
 from conformance.run.case_runner import CaseRunner
 from conformance.run.properties import check_family, families, generated_family
+from fakeprovider.dialects import DialectId
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +37,7 @@ REPRESENTATIVES = [
 ]
 # A budget that finds each representative under the ci profile, with room to spare.
 SEARCH = hypothesis.settings(max_examples=400)
+DIALECT: DialectId = "openai-responses"
 # Fixed, so that which example a search shrinks from does not follow edits of unrelated code.
 SEED = 2
 
@@ -65,6 +67,34 @@ def test_a_mutant_is_found_by_generated_cases_alone(name: str, target: str) -> N
     assert not run.flaky
     assert run.failure.invariants == (target,)
     assert all(breach.completed for breach in run.failure.breaches)
+    assert run.failure.size.events <= 8, run.failure.scenario  # shrunk
+
+
+# The Responses mutants a few examples find, each by its target's family on that wire.
+RESPONSES_REPRESENTATIVES = [
+    ("rs_trusts_terminal_snapshot", "RS-C6"),
+    ("rs_item_id_as_call_id", "RS-T2"),
+    ("rs_eof_as_complete", "RS-G5"),
+    ("rs_encrypted_content_dropped", "RS-C2"),
+    ("rs_incomplete_as_stop", "C5"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "target"), RESPONSES_REPRESENTATIVES, ids=[n for n, _ in RESPONSES_REPRESENTATIVES]
+)
+@pytest.mark.usefixtures("seed_alone")
+def test_a_responses_mutant_is_found_by_generated_responses_cases(name: str, target: str) -> None:
+    mutant = MUTANTS[name]
+    assert target in mutant.targets
+    family = generated_family(CATALOGUE[target].family)
+    with CaseRunner(mutant.target) as runner:
+        run = check_family(
+            runner, family, settings=SEARCH, seed=SEED, invariants=[target], dialect=DIALECT
+        )
+    assert run.failure is not None, f"{name} survived {run.examples} generated {family} cases"
+    assert run.failure.scenario.dialect == DIALECT
+    assert run.failure.invariants == (target,)
     assert run.failure.size.events <= 8, run.failure.scenario  # shrunk
 
 

@@ -29,6 +29,7 @@ from conformance.adapters.reference import (
     AnthropicTranslator,
     AttemptReader,
     Failure,
+    ResponsesTranslator,
     SSEDecoder,
     StreamTranslator,
     backoff_delay_ms,
@@ -39,6 +40,7 @@ from conformance.adapters.reference import (
     declared_policy,
     parse_retry_after,
 )
+from conformance.adapters.reference.attempt import Translator
 from conformance.events import (
     MAX_DECLARED_WAIT_S,
     BlockEnd,
@@ -46,10 +48,13 @@ from conformance.events import (
     Finish,
     RetryPolicy,
 )
-from conformance.strategies import family_cases
+from conformance.options import bundled_fixtures
+from conformance.strategies import DIALECT_FAMILIES, family_cases
 from fakeprovider.build import ABSENT, ScenarioBuilder, stream
+from fakeprovider.dialects import DialectId
+from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario, StreamAttempt
-from fakeprovider.wire import encode_stream
+from fakeprovider.wire import WirePlan, encode_stream
 
 NOW = 1_750_000_000.0  # epoch seconds: "now" for both readings of an HTTP-date
 # Pure functions are cheap: four times the profile's budget (ci: 100 examples).
@@ -423,11 +428,11 @@ def test_tool_call_grouping_agrees(scenario: Scenario) -> None:
 # --- Anthropic Messages: whole attempts ---------------------------------------------------
 
 
-def anthropic_streams() -> st.SearchStrategy[tuple[Scenario, int]]:
-    """Each 2xx stream attempt of the generated Anthropic cases, of every family, as
+def stream_attempts(dialect: DialectId) -> st.SearchStrategy[tuple[Scenario, int]]:
+    """Each 2xx stream attempt of the generated cases of ``dialect``, of every family, as
     (scenario, attempt number): routing, identity, content, empty turns, framing, errors."""
-    families = st.sampled_from(("G", "C", "T", "E", "S", "H", "R"))
-    scenarios = families.flatmap(lambda family: family_cases(family, "anthropic-messages"))
+    families = st.sampled_from(DIALECT_FAMILIES[dialect])
+    scenarios = families.flatmap(lambda family: family_cases(family, dialect))
     return scenarios.flatmap(
         lambda scenario: st.sampled_from(
             [
@@ -440,17 +445,19 @@ def anthropic_streams() -> st.SearchStrategy[tuple[Scenario, int]]:
     )
 
 
-@given(anthropic_streams())
-@MANY
-def test_anthropic_attempts_agree(drawn: tuple[Scenario, int]) -> None:
-    scenario, number = drawn
-    assume(number > 0)
+def closed_plan(scenario: Scenario, number: int) -> WirePlan:
     attempt = scenario.attempts[number - 1]
     assert isinstance(attempt, StreamAttempt)
-    plan = encode_stream(attempt.stream)
-    assume(plan.ending == "close")  # a reset or stall is the transport's, read by the shell
+    return encode_stream(attempt.stream)
+
+
+def assert_attempt_agrees(
+    scenario: Scenario, number: int, translator: Callable[[], Translator]
+) -> None:
+    """The translator's finish and block-ends for attempt ``number`` are the oracle's."""
+    plan = closed_plan(scenario, number)
     expected = oracle.expected_attempt(scenario, number, now=NOW)
-    reader = AttemptReader(translator=AnthropicTranslator)
+    reader = AttemptReader(translator=translator)
     events = []
     for write in plan.writes:
         events += reader.receive_data(write.data)
@@ -461,3 +468,46 @@ def test_anthropic_attempts_agree(drawn: tuple[Scenario, int]) -> None:
     assert (finish.reason, finish.code) == (expected.reason, expected.code)
     ends = [event.block for event in events if isinstance(event, BlockEnd)]
     assert ends == (list(expected.blocks) if expected.success else ends)
+
+
+@given(stream_attempts("anthropic-messages"))
+@MANY
+def test_anthropic_attempts_agree(drawn: tuple[Scenario, int]) -> None:
+    scenario, number = drawn
+    assume(number > 0)
+    # a reset or stall is the transport's, read by the shell
+    assume(closed_plan(scenario, number).ending == "close")
+    assert_attempt_agrees(scenario, number, AnthropicTranslator)
+
+
+# --- OpenAI Responses: whole attempts -------------------------------------------------------
+
+
+def responses_corpus() -> list[tuple[Scenario, int]]:
+    """Each 2xx stream attempt of the bundled Responses fixtures: the hand-built streams."""
+    return [
+        (scenario, number)
+        for scenario in load_fixtures([bundled_fixtures()])
+        if scenario.dialect == "openai-responses"
+        for number, attempt in enumerate(scenario.attempts, start=1)
+        if isinstance(attempt, StreamAttempt) and 200 <= attempt.stream.status < 300
+        if closed_plan(scenario, number).ending == "close"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "number"),
+    responses_corpus(),
+    ids=lambda value: value.id if isinstance(value, Scenario) else str(value),
+)
+def test_responses_fixture_attempts_agree(scenario: Scenario, number: int) -> None:
+    assert_attempt_agrees(scenario, number, ResponsesTranslator)
+
+
+@given(stream_attempts("openai-responses"))
+@MANY
+def test_responses_attempts_agree(drawn: tuple[Scenario, int]) -> None:
+    scenario, number = drawn
+    assume(number > 0)
+    assume(closed_plan(scenario, number).ending == "close")
+    assert_attempt_agrees(scenario, number, ResponsesTranslator)

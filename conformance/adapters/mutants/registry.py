@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from conformance.events import BlockEnd, Finish
 
-from . import anthropic as an, decoders, retries, rewrites, translators as tr, transport
+from . import (
+    anthropic as an,
+    decoders,
+    responses as rs,
+    retries,
+    rewrites,
+    translators as tr,
+    transport,
+)
 from .core import Mutant
 
 _ALL = (
@@ -450,6 +458,69 @@ _ALL = (
         "Events are dispatched by their event: name; data-only events are dropped (both SDKs).",
         ("AN-S2",),
         anthropic_translator=an.DataOnlyEventsDropped,
+    ),
+    # OpenAI Responses: one mutant per behaviour the real clients get wrong (reference
+    # dialects.md §3.7, §4.G), each a one-rule change of the reference's Responses translator.
+    Mutant(
+        "rs_trusts_terminal_snapshot",
+        "response.completed with output: [] after good deltas is an empty answer (both SDKs).",
+        ("RS-C6",),
+        responses_translator=rs.TrustsTerminalSnapshot,
+    ),
+    Mutant(
+        "rs_routes_by_item_id",
+        "An event whose item_id is not its item's id is refused (openai-node, Copilot ids).",
+        ("RS-G3",),
+        responses_translator=rs.RoutesByItemId,
+    ),
+    Mutant(
+        "rs_flat_error_swallowed",
+        "An error event in the documented flat shape is not raised (openai-python).",
+        ("RS-H1",),
+        responses_translator=rs.FlatErrorSwallowed,
+    ),
+    Mutant(
+        "rs_incomplete_usage_lost",
+        "response.incomplete is read for its reason only: its usage is lost.",
+        ("C4",),
+        responses_translator=rs.IncompleteUsageLost,
+    ),
+    Mutant(
+        "rs_item_id_as_call_id",
+        "The item id (fc_...) is reported as the tool-call id, not call_id.",
+        ("RS-T2",),
+        responses_translator=rs.ItemIdAsCallId,
+    ),
+    Mutant(
+        "rs_reads_past_terminal",
+        "Events after the terminal event are applied; the last terminal counts.",
+        ("RS-G1",),
+        responses_translator=rs.ReadsPastTerminal,
+    ),
+    Mutant(
+        "rs_eof_as_complete",
+        "A body cut before a terminal event is the complete response (openai-node).",
+        ("RS-G5",),
+        responses_translator=rs.EofAsComplete,
+    ),
+    Mutant(
+        "rs_encrypted_content_dropped",
+        "A reasoning item's encrypted_content is not kept: the next turn is refused.",
+        ("RS-C2",),
+        responses_translator=rs.EncryptedContentDropped,
+    ),
+    Mutant(
+        "rs_name_from_deltas_only",
+        'A call\'s name is assembled from its deltas, which carry none: tool "" not found.',
+        # T1 judges a later event's "" or null; a name never given is closed "" (T6).
+        ("T6",),
+        responses_translator=rs.NameFromDeltasOnly,
+    ),
+    Mutant(
+        "rs_incomplete_as_stop",
+        "response.incomplete ends the turn as a plain stop.",
+        ("C5",),
+        responses_translator=rs.IncompleteAsStop,
     ),
 )
 

@@ -146,31 +146,36 @@ def classify_anthropic_error(error: object) -> Failure:
     )
 
 
-# OpenAI Responses `error.code` -> canonical code (reference dialects.md §3.4); any other
-# string code is upper-cased where that is a code of the vocabulary (RS-H1).
+# OpenAI Responses `error.code` (or `type`) -> canonical code (reference dialects.md §3.4);
+# any other code is upper-cased, its non-word runs made `_` (RS-H1).
 RESPONSES_ERROR_CODES: Mapping[str, str] = {
     "rate_limit_exceeded": codes.RATE_LIMIT,
     "server_error": codes.SERVER,
     "insufficient_quota": codes.QUOTA,
     "context_length_exceeded": codes.CONTEXT_WINDOW_EXCEEDED,
 }
+_NOT_CODE_CHARACTERS = re.compile(r"[^A-Za-z0-9]+")
 
 
 def classify_responses_error(error: object) -> Failure:
-    """The failure for an OpenAI Responses error: an `error` event's (nested or flat) or
-    `response.failed`'s `response.error`. Its `code` (else its `type`) names the failure; a
-    numeric one is a status, as inside a chat stream; none at all is SERVER."""
-    named = [
-        value
-        for value in ((error.get("code"), error.get("type")) if isinstance(error, dict) else ())
-        if isinstance(value, str) and value
-    ]
-    if not named:
+    """The failure for an OpenAI Responses error object: an `error` event's (nested or
+    flat), `response.failed`'s `response.error`, a chat-style payload's `error`. A known
+    `code` or `type` by the table; a status it names by the status rules, as inside a chat
+    stream; another string code upper-cased; none at all SERVER."""
+    if not isinstance(error, dict):
         return classify_stream_error(error)
-    code = RESPONSES_ERROR_CODES.get(named[0], codes.finish_reason_code(named[0]))
+    known = [value for value in (error.get("code"), error.get("type")) if isinstance(value, str)]
+    mapped = next((RESPONSES_ERROR_CODES[k] for k in known if k in RESPONSES_ERROR_CODES), None)
+    if mapped is None and _embedded_status(error) is not None:
+        return classify_stream_error(error)
+    if mapped is None:
+        wire_code = error.get("code")
+        named = _NOT_CODE_CHARACTERS.sub("_", wire_code if isinstance(wire_code, str) else "")
+        named = named.strip("_")
+        mapped = codes.finish_reason_code(named) if named[:1].isalpha() else codes.SERVER
     message, _ = _describe_error(error)
     return Failure(
-        code=code if codes.is_canonical(code) else codes.SERVER,
+        code=mapped,
         message=message or "provider reported an error inside the stream",
         status=None,  # the response's own status was 200
     )

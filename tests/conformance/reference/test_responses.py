@@ -1,6 +1,8 @@
 """The reference adapter's OpenAI Responses translator, from bytes (reference dialects.md §3,
 DIALECTS.md "Decisions", the RS rules): what each odd wire becomes."""
 
+import json
+
 import pytest
 from responses_wire import USAGE, call_item, hello, message_item, translate, weather_call
 
@@ -13,6 +15,7 @@ from conformance.events import (
     Finish,
     ReasoningBlock,
     ReasoningDelta,
+    ServerToolBlock,
     TextBlock,
     TextDelta,
     ToolCallBlock,
@@ -196,8 +199,9 @@ def test_unknown_events_and_item_types_are_skipped_without_shifting_indexes() ->
         responses_stream()
         .created()
         .event({"type": "response.future_thing", "x": 1})
-        .item_added(0, {"type": "web_search_call", "id": "ws_1", "status": "in_progress"})
-        .item_done(0, {"type": "web_search_call", "id": "ws_1", "status": "completed"})
+        .item_added(0, {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1"})
+        .event({"type": "response.output_text.delta", "output_index": 0, "delta": "x"})
+        .item_done(0, {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1"})
         .message_added(1, "msg_1")
         .text_delta(1, "msg_1", "Hi")
         .completed()
@@ -316,6 +320,59 @@ def test_a_chat_style_error_payload_fails() -> None:
     assert outcome(translate(stream)) == ("error", codes.SERVER)
 
 
-def test_an_error_code_that_is_no_canonical_code_is_server() -> None:
-    events = translate(hello().error("weird code!", "x"))
-    assert outcome(events) == ("error", codes.SERVER)
+@pytest.mark.parametrize(
+    ("wire_code", "code"),
+    [("weird code!", "WEIRD_CODE"), ("42", codes.SERVER), (None, codes.SERVER)],
+)
+def test_another_error_code_is_upper_cased_or_server(wire_code: str | None, code: str) -> None:
+    assert outcome(translate(hello().error(wire_code, "x"))) == ("error", code)
+
+
+def test_a_provider_run_tool_is_a_server_tool_block_never_a_call() -> None:
+    action = {"type": "search", "query": "Paris weather"}
+    item = {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": action}
+    stream = responses_stream().created().item_added(0, {**item, "status": "in_progress"})
+    events = translate(stream.item_done(0, item).completed())
+    assert ends(events) == [
+        ServerToolBlock(id="ws_1", name="web_search", arguments=json.dumps(action))
+    ]
+    assert outcome(events) == ("stop", None)  # a provider-run tool is content (E1)
+
+
+def test_text_only_in_a_done_payload_is_emitted_as_its_delta() -> None:
+    stream = (
+        responses_stream()
+        .created()
+        .message_added(0, "msg_1")
+        .text_done(0, "msg_1", "Hello")
+        .item_done(0, message_item("msg_1", "Goodbye"))
+        .completed()
+    )
+    events = translate(stream)
+    assert TextDelta(index=0, text="Hello") in events
+    assert ends(events) == [TextBlock(text="Hello")]
+
+
+def test_text_only_in_a_done_part_opens_its_block_with_a_start() -> None:
+    part = {"type": "output_text", "text": "Hi", "annotations": []}
+    stream = responses_stream().created().message_added(0, "msg_1").part_added(0, "msg_1")
+    events = translate(stream.part_done(0, "msg_1", part).completed())
+    assert events[:2] == [BlockStart(index=0, block_type="text"), TextDelta(index=0, text="Hi")]
+    assert ends(events) == [TextBlock(text="Hi")]
+
+
+def test_a_summary_only_in_a_done_summary_part_is_the_reasoning() -> None:
+    part = {"type": "summary_text", "text": "Plan"}
+    stream = responses_stream().created().reasoning_added(0, "rs_1")
+    stream = stream.event(
+        {
+            "type": "response.reasoning_summary_part.done",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "summary_index": 1,
+            "part": part,
+        }
+    )
+    events = translate(stream.completed())
+    assert events[0] == BlockStart(index=0, block_type="reasoning")
+    assert ends(events) == [ReasoningBlock(text="Plan", item_id="rs_1")]
