@@ -35,21 +35,17 @@ from hypothesis import strategies as st
 from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
 from fakeprovider.scenario import Scenario
 
-from ..events import RetryPolicy
-from ..options import DEFAULT_POLICY
 from ..quirks import QUIRKS, with_quirks
 from ._drawing import BOOLEANS, Step, pick, picked, upto
 from .anthropic import MESSAGES_FAMILY_SHAPES, messages_cases
 from .breaking import (
     STREAM_BREAKS,
     StreamBreak,
-    failed_attempts,
-    policy_overrides,
     stream_breaks,
 )
+from .case import CHAT_CASES, generated_case
 from .encoding import Encoding, canonical_encoding, encoded_chunks
 from .framing import AFTER_DONE, DONE, framed_streams, with_noise
-from .intent import case_expect, failure_expect, response_expect
 from .response import intended_responses
 from .responses import RESPONSES_FAMILY_SHAPES, responses_cases
 from .shape import CaseShape, named_by_content
@@ -115,37 +111,24 @@ def cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
         )
     )
     broken = draw(stream_breaks(kind))
-    least, most = shape.failures_before
     if shape.quirks:  # the quirks re-encode a canonical stream, framing included
         encoding = canonical_encoding(intended)
         last: dict[str, Any] = {"stream": {"steps": [*_chunk_steps(encoding), DONE]}}
     else:
         encoding = draw(encoded_chunks(intended))
         last = draw(last_attempts(broken, encoding))
-    before = draw(
-        st.lists(
-            failed_attempts(_chunk_steps(encoding), slow=shape.slow), min_size=least, max_size=most
+    scenario = draw(
+        generated_case(
+            family,
+            shape,
+            CHAT_CASES,
+            response=intended.response,
+            call_order=encoding.call_order,
+            unidentified=intended.unidentified,
+            unended=_chunk_steps(encoding),
+            last=last,
+            code=broken.code,
         )
-    )
-    if broken.code is None:
-        final = response_expect(
-            intended.response, encoding.call_order, unidentified=intended.unidentified
-        )
-    else:
-        final = failure_expect(broken.code)
-    override = draw(policy_overrides()) if shape.retry_policy else None
-    policy = RetryPolicy.model_validate(DEFAULT_POLICY.model_dump() | (override or {}))
-    expect = case_expect([failed for _, failed in before], final, policy)
-    scenario = Scenario.model_validate(
-        {
-            "id": "generated",
-            "title": f"Generated case ({family} family)",
-            "tags": ["generated", family],
-            "provenance": {"emitted_by": "streamconform generator (conformance.strategies)"},
-            "expect": expect,
-            "retry_policy": override,
-            "attempts": [*(attempt for attempt, _ in before), last],
-        }
     )
     if shape.quirks:
         scenario = with_quirks(scenario, *draw(quirk_sets()))

@@ -43,20 +43,17 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from fakeprovider.build import ABSENT, Field
-from fakeprovider.dialects import anthropic
+from fakeprovider.dialects import DialectId, anthropic
 from fakeprovider.scenario import Scenario
 
 from .. import codes
-from ..events import RetryPolicy
-from ..options import DEFAULT_POLICY
 from ._drawing import BOOLEANS, Step, pick, picked, positions, upto
 from .breaking import (
     NOT_JSON,
     FailureWire,
     StreamBreak,
-    failed_attempts,
-    policy_overrides,
 )
+from .case import CaseWire, generated_case
 from .framing import NAMED_EVENT_NOISE, framed_streams, with_noise
 from .intent import (
     FailedAttempt,
@@ -64,15 +61,12 @@ from .intent import (
     IntendedCall,
     IntendedResponse,
     IntendedUsage,
-    case_expect,
-    failure_expect,
-    response_expect,
 )
 from .named_events import Events, Mark, insert_steps, lane_orders
 from .response import WITHHELD, fragments, text_lanes, tool_calls, usages
 from .shape import CaseShape, named_by_content
 
-DIALECT = "anthropic-messages"
+DIALECT: DialectId = "anthropic-messages"
 
 MESSAGES_FINISHES: FinishMeanings = {
     "end_turn": "stop",
@@ -556,6 +550,13 @@ def refused_messages(draw: st.DrawFn) -> tuple[dict[str, Any], FailedAttempt]:
 
 
 MESSAGES_FAILURES = FailureWire(anthropic.error_object, refused_messages)
+MESSAGES_CASES = CaseWire(
+    DIALECT,
+    "Generated Anthropic Messages case",
+    ("anthropic",),
+    MESSAGES_FAILURES,
+    MESSAGES_FINISHES,
+)
 
 
 # --- the case -----------------------------------------------------------------------------
@@ -594,35 +595,17 @@ def messages_cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
     draw(with_noise(steps, NAMED_EVENT_NOISE))
     steps += [dict(step) for step in broken.ending]
     last = draw(framed_streams(steps))
-    least, most = shape.failures_before
-    before = draw(
-        st.lists(
-            failed_attempts(unended, slow=shape.slow, wire=MESSAGES_FAILURES),
-            min_size=least,
-            max_size=most,
-        )
-    )
-    if broken.code is None:
-        final = response_expect(
-            intended.response,
-            intended.call_order,
+    scenario = draw(
+        generated_case(
+            family,
+            shape,
+            MESSAGES_CASES,
+            response=intended.response,
+            call_order=intended.call_order,
             unidentified=intended.unidentified,
-            finishes=MESSAGES_FINISHES,
+            unended=unended,
+            last=last,
+            code=broken.code,
         )
-    else:
-        final = failure_expect(broken.code)
-    override = draw(policy_overrides()) if shape.retry_policy else None
-    policy = RetryPolicy.model_validate(DEFAULT_POLICY.model_dump() | (override or {}))
-    scenario = Scenario.model_validate(
-        {
-            "id": "generated",
-            "dialect": DIALECT,
-            "title": f"Generated Anthropic Messages case ({family} family)",
-            "tags": ["generated", "anthropic", family],
-            "provenance": {"emitted_by": "streamconform generator (conformance.strategies)"},
-            "expect": case_expect([failed for _, failed in before], final, policy),
-            "retry_policy": override,
-            "attempts": [*(attempt for attempt, _ in before), last],
-        }
     )
     return named_by_content(scenario, f"an-{family}")

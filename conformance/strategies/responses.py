@@ -44,15 +44,14 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from fakeprovider.build import ABSENT, Field
-from fakeprovider.dialects import responses
+from fakeprovider.dialects import DialectId, responses
 from fakeprovider.scenario import Scenario
 
 from .. import codes
-from ..events import RetryPolicy
-from ..options import DEFAULT_POLICY
 from ._drawing import BOOLEANS, Step, pick, picked, positions, upto
 from .anthropic import UNSET_IDENTITIES, opaque_tokens
-from .breaking import NOT_JSON, FailureWire, StreamBreak, failed_attempts, policy_overrides
+from .breaking import NOT_JSON, FailureWire, StreamBreak
+from .case import CaseWire, generated_case
 from .framing import NAMED_EVENT_NOISE, framed_streams, with_noise
 from .intent import (
     FailedAttempt,
@@ -60,15 +59,12 @@ from .intent import (
     IntendedCall,
     IntendedResponse,
     IntendedUsage,
-    case_expect,
-    failure_expect,
-    response_expect,
 )
 from .named_events import Events, Lane, insert_steps, lane_orders
 from .response import WITHHELD, fragments, text_lanes, texts, tool_calls, usages
 from .shape import CaseShape, named_by_content
 
-DIALECT = "openai-responses"
+DIALECT: DialectId = "openai-responses"
 
 Data = dict[str, Any]  # an event's data or an output item, as JSON
 
@@ -646,6 +642,13 @@ def refused_responses(draw: st.DrawFn) -> tuple[dict[str, Any], FailedAttempt]:
 
 
 RESPONSES_FAILURES = FailureWire(responses.error_object, refused_responses)
+RESPONSES_CASES = CaseWire(
+    DIALECT,
+    "Generated OpenAI Responses case",
+    ("responses",),
+    RESPONSES_FAILURES,
+    RESPONSES_FINISHES,
+)
 
 
 # --- the case -----------------------------------------------------------------------------
@@ -684,35 +687,17 @@ def responses_cases(draw: st.DrawFn, family: str, shape: CaseShape) -> Scenario:
     draw(with_noise(steps, NAMED_EVENT_NOISE))
     steps += [dict(step) for step in broken.ending]
     last = draw(framed_streams(steps))
-    least, most = shape.failures_before
-    before = draw(
-        st.lists(
-            failed_attempts(unended, slow=shape.slow, wire=RESPONSES_FAILURES),
-            min_size=least,
-            max_size=most,
-        )
-    )
-    if broken.code is None:
-        final = response_expect(
-            intended.response,
-            intended.call_order,
+    scenario = draw(
+        generated_case(
+            family,
+            shape,
+            RESPONSES_CASES,
+            response=intended.response,
+            call_order=intended.call_order,
             unidentified=intended.unidentified,
-            finishes=RESPONSES_FINISHES,
+            unended=unended,
+            last=last,
+            code=broken.code,
         )
-    else:
-        final = failure_expect(broken.code)
-    override = draw(policy_overrides()) if shape.retry_policy else None
-    policy = RetryPolicy.model_validate(DEFAULT_POLICY.model_dump() | (override or {}))
-    scenario = Scenario.model_validate(
-        {
-            "id": "generated",
-            "dialect": DIALECT,
-            "title": f"Generated OpenAI Responses case ({family} family)",
-            "tags": ["generated", "responses", family],
-            "provenance": {"emitted_by": "streamconform generator (conformance.strategies)"},
-            "expect": case_expect([failed for _, failed in before], final, policy),
-            "retry_policy": override,
-            "attempts": [*(attempt for attempt, _ in before), last],
-        }
     )
     return named_by_content(scenario, f"rs-{family}")
