@@ -280,5 +280,11 @@ SHIMS: dict[str, Shim | NodeShim] = {
             "vercel-ai-responses.js",
             ("ai", "@ai-sdk/openai"),
         ),
+        NodeShim(
+            "openai-agents-js-responses",
+            "@openai/agents OpenAIResponsesModel, one run(..., { stream: true }) turn",
+            "openai-agents-js-responses.js",
+            ("@openai/agents", "@openai/agents-openai", "openai"),
+        ),
     )
 }
