@@ -57,6 +57,15 @@ CANONICAL_CODES: Final = frozenset(
 )
 
 # Transient failures: the attempt produced nothing durable, so repeating it is safe.
+RESPONSES_ERROR_CODES: Final[dict[str, str]] = {
+    "rate_limit_exceeded": RATE_LIMIT,
+    "server_error": SERVER,
+    "insufficient_quota": QUOTA,
+    "context_length_exceeded": CONTEXT_WINDOW_EXCEEDED,
+}
+"""The canonical code of an OpenAI Responses error ``code`` (an ``error`` event's,
+``response.failed``'s; reference dialects.md §3.4, RS-H1); another is upper-cased."""
+
 DEFAULT_RETRYABLE_CODES: Final[tuple[str, ...]] = (
     EMPTY_RESPONSE,
     MALFORMED_TOOL_CALL,

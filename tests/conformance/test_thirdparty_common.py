@@ -23,6 +23,7 @@ from conformance.adapters.thirdparty.common import (
 from conformance.adapters.thirdparty.errors import error_code
 from conformance.adapters.thirdparty.node import JS_SHIMS
 from conformance.adapters.thirdparty.retry_policies import NO_RETRIES, openai_sdk
+from conformance.codes import RESPONSES_ERROR_CODES
 from conformance.events import BlockEnd, Finish, RunCase, ToolCallBlock, Usage, parse_hello_line
 from conformance.options import DEFAULT_POLICY, RunOptions, default_request
 
@@ -199,3 +200,17 @@ def test_the_protocol_page_shows_the_openai_client_s_policy_as_the_shims_declare
     assert parse_hello_line(" ".join(example.split())).retry_policy == openai_sdk()
     assert openai_sdk(3).max_retries == 3
     assert NO_RETRIES.max_retries == 0
+
+
+def test_the_js_shims_map_responses_error_codes_as_the_suite_does() -> None:
+    """shims/js/lib/errors.js keeps its own copy of codes.RESPONSES_ERROR_CODES (JS cannot
+    import it): the two must say the same."""
+    source = (Path(__file__).parents[2] / "shims/js/lib/errors.js").read_text(encoding="utf-8")
+    block = source.split("RESPONSES_ERROR_CODES = Object.freeze({", 1)[1].split("});", 1)[0]
+    pairs = dict(
+        (key.strip(), value.strip().strip("'"))
+        for key, _, value in (
+            line.rstrip(",").partition(":") for line in block.strip().splitlines()
+        )
+    )
+    assert pairs == RESPONSES_ERROR_CODES

@@ -146,14 +146,8 @@ def classify_anthropic_error(error: object) -> Failure:
     )
 
 
-# OpenAI Responses `error.code` (or `type`) -> canonical code (reference dialects.md §3.4);
-# any other code is upper-cased, its non-word runs made `_` (RS-H1).
-RESPONSES_ERROR_CODES: Mapping[str, str] = {
-    "rate_limit_exceeded": codes.RATE_LIMIT,
-    "server_error": codes.SERVER,
-    "insufficient_quota": codes.QUOTA,
-    "context_length_exceeded": codes.CONTEXT_WINDOW_EXCEEDED,
-}
+# OpenAI Responses `error.code` (or `type`): codes.RESPONSES_ERROR_CODES; any other code is
+# upper-cased, its non-word runs made `_` (RS-H1).
 _NOT_CODE_CHARACTERS = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -165,7 +159,9 @@ def classify_responses_error(error: object) -> Failure:
     if not isinstance(error, dict):
         return classify_stream_error(error)
     known = [value for value in (error.get("code"), error.get("type")) if isinstance(value, str)]
-    mapped = next((RESPONSES_ERROR_CODES[k] for k in known if k in RESPONSES_ERROR_CODES), None)
+    mapped = next(
+        (codes.RESPONSES_ERROR_CODES[k] for k in known if k in codes.RESPONSES_ERROR_CODES), None
+    )
     if mapped is None and _embedded_status(error) is not None:
         return classify_stream_error(error)
     if mapped is None:

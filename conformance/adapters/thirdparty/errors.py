@@ -13,13 +13,12 @@ from __future__ import annotations
 from fakeprovider.dialects.anthropic import ERROR_TYPES
 
 from ...codes import (
-    CONTEXT_WINDOW_EXCEEDED,
     EMPTY_RESPONSE,
     MALFORMED_RESPONSE,
     MALFORMED_TOOL_CALL,
     MAX_TOKENS,
-    QUOTA,
     RATE_LIMIT,
+    RESPONSES_ERROR_CODES,
     SERVER,
     STREAM_CLOSED,
     TIMEOUT,
@@ -61,12 +60,6 @@ _MAX_DEPTH = 5
 # A Responses error code (an `error` event's, a `response.failed`'s error) → canonical code:
 # DIALECTS.md's finish mapping. The openai SDKs raise an `error` event as an APIError whose
 # body is the error object.
-FAILURE_CODES = {
-    "rate_limit_exceeded": RATE_LIMIT,
-    "server_error": SERVER,
-    "insufficient_quota": QUOTA,
-    "context_length_exceeded": CONTEXT_WINDOW_EXCEEDED,
-}
 # Anthropic's error.type → the HTTP status it is sent with (the fake provider's table).
 _ANTHROPIC_STATUS = {kind: status for status, kind in ERROR_TYPES.items()}
 
@@ -123,7 +116,7 @@ def _failure_code(error: BaseException) -> str | None:
     """The canonical code of the Responses error code an APIError's body carries."""
     body = getattr(error, "body", None)
     code = body.get("code") if isinstance(body, dict) else None
-    return FAILURE_CODES.get(code) if isinstance(code, str) else None
+    return RESPONSES_ERROR_CODES.get(code) if isinstance(code, str) else None
 
 
 def _status(error: BaseException) -> int | None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...codes import CONTENT_FILTER, REFUSAL, SERVER
+from ...codes import CONTENT_FILTER, REFUSAL, RESPONSES_ERROR_CODES, SERVER
 from ...events import (
     Block,
     Event,
@@ -30,7 +30,6 @@ from ...events import (
     Usage,
 )
 from .common import block_events, call_text, integer
-from .errors import FAILURE_CODES
 from .messages import part
 
 DIALECTS: list[ProtocolDialect] = ["openai-responses"]
@@ -44,10 +43,10 @@ _INCOMPLETE: dict[str, tuple[FinishReason, str | None]] = {
 
 def failure_code(code: object) -> str | None:
     """The canonical code of a Responses error code (None for none): :data:`.errors.
-    FAILURE_CODES`, else its own name upper-cased, as a chat finish reason's is."""
+    RESPONSES_ERROR_CODES`, else its own name upper-cased, as a chat finish reason's is."""
     if not isinstance(code, str) or not code:
         return None
-    return FAILURE_CODES.get(code, code.upper())
+    return RESPONSES_ERROR_CODES.get(code, code.upper())
 
 
 @dataclass

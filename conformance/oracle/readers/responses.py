@@ -18,11 +18,9 @@ from fakeprovider.scenario import StreamResponse
 
 from ...codes import (
     CONTENT_FILTER,
-    CONTEXT_WINDOW_EXCEEDED,
     MALFORMED_RESPONSE,
-    QUOTA,
-    RATE_LIMIT,
     REFUSAL,
+    RESPONSES_ERROR_CODES,
     SERVER,
     STREAM_CLOSED,
     finish_reason_code,
@@ -46,15 +44,6 @@ from .named import (
     text,
 )
 from .sse import SseEvent
-
-# RS-H1: the canonical code of an error's `code` (an `error` event's, `response.failed`'s,
-# an error object's). Another code is upper-cased, as an unknown chat finish reason is.
-ERROR_CODES: dict[str, str] = {
-    "rate_limit_exceeded": RATE_LIMIT,
-    "server_error": SERVER,
-    "insufficient_quota": QUOTA,
-    "context_length_exceeded": CONTEXT_WINDOW_EXCEEDED,
-}
 
 # RS-C5: the finish of `response.incomplete` by its `incomplete_details.reason` (None: no
 # reason given). Another reason is an error with it upper-cased.
@@ -518,14 +507,15 @@ def map_usage(usage: Any) -> Usage | None:
 
 def error_code(error: Any) -> str:
     """RS-H1: the code of an error object (nested, flat or chat-style): its `code` (or its
-    `type`, which the live API sets alike) by :data:`ERROR_CODES`; an HTTP status it names
+    `type`, which the live API sets alike) by
+    :data:`~conformance.codes.RESPONSES_ERROR_CODES`; an HTTP status it names
     read as an error body; another code upper-cased; none at all SERVER."""
     if not isinstance(error, dict):
         return SERVER
     for key in ("code", "type"):
         value = error.get(key)
-        if isinstance(value, str) and value in ERROR_CODES:
-            return ERROR_CODES[value]
+        if isinstance(value, str) and value in RESPONSES_ERROR_CODES:
+            return RESPONSES_ERROR_CODES[value]
     for key in ("status", "code"):
         value = error.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:

@@ -5,6 +5,15 @@
 // (conformance/oracle/http_errors.py), and so is the status an Anthropic error body's type
 // stands for. Anything unknown gets no code: a crash.
 
+// An OpenAI Responses error code (an `error` event's, `response.failed`'s, kept by openai-node
+// as the APIError's `code`) → canonical code: conformance/codes.py RESPONSES_ERROR_CODES.
+export const RESPONSES_ERROR_CODES = Object.freeze({
+  rate_limit_exceeded: 'RATE_LIMIT',
+  server_error: 'SERVER',
+  insufficient_quota: 'QUOTA',
+  context_length_exceeded: 'CONTEXT_WINDOW_EXCEEDED',
+});
+
 // Most specific first: a name found earlier along the prototype chain wins.
 const BY_NAME = {
   APIConnectionTimeoutError: 'TIMEOUT', // openai-node
@@ -98,6 +107,7 @@ function ownCode(error) {
   const byName = all.map((name) => BY_NAME[name]).find(Boolean);
   if (byName && byName !== 'SERVER') return byName;
   if (TRANSPORT_CODES.has(error.code)) return 'TRANSPORT';
+  if (Object.hasOwn(RESPONSES_ERROR_CODES, error.code ?? '')) return RESPONSES_ERROR_CODES[error.code];
   const status = httpStatus(error) ?? anthropicStatus(error);
   if (status !== null) return classifyStatus(status, `${message} ${error.responseBody ?? ''}`);
   if (byName) return byName;

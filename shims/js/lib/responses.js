@@ -6,19 +6,14 @@
 // returned without a status finishes as a complete answer would (tool calls, else `stop`).
 
 import { blockEvents, callText, failureEvent } from './assembled.js';
+import { RESPONSES_ERROR_CODES } from './errors.js';
 
 export const DIALECTS = Object.freeze(['openai-responses']);
 
-// response.error.code → canonical code (errors.py FAILURE_CODES); else its own name upper-cased.
-const FAILURE_CODES = {
-  rate_limit_exceeded: 'RATE_LIMIT',
-  server_error: 'SERVER',
-  insufficient_quota: 'QUOTA',
-  context_length_exceeded: 'CONTEXT_WINDOW_EXCEEDED',
-};
+// response.error.code → canonical code (errors.js RESPONSES_ERROR_CODES); else upper-cased.
 const INCOMPLETE = { max_output_tokens: ['max-tokens', null], content_filter: ['error', 'CONTENT_FILTER'] };
 
-const failureCode = (code) => (typeof code === 'string' && code ? (FAILURE_CODES[code] ?? code.toUpperCase()) : null);
+const failureCode = (code) => (typeof code === 'string' && code ? (RESPONSES_ERROR_CODES[code] ?? code.toUpperCase()) : null);
 const optionalText = (value) => (typeof value === 'string' && value ? value : null);
 
 /** A library's assembled Responses turn: blocks, usage and how it ended; or, for a library

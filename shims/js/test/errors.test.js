@@ -55,3 +55,10 @@ test("openai-node's refusals of a stream that closed early or sent nothing are c
   assert.equal(errorCode(named('OpenAIError', {}, 'request ended without sending any chunks')), 'EMPTY_RESPONSE');
   assert.equal(errorCode(named('OpenAIError', {}, 'missing role for choice 0')), null); // no such refusal
 });
+
+test("an OpenAI Responses error's own code is mapped, as codes.py RESPONSES_ERROR_CODES", () => {
+  // openai-node keeps an `error` event's code on the APIError it throws (no HTTP status)
+  assert.equal(errorCode(named('APIError', { code: 'context_length_exceeded' })), 'CONTEXT_WINDOW_EXCEEDED');
+  assert.equal(errorCode(named('APIError', { code: 'insufficient_quota' })), 'QUOTA');
+  assert.equal(errorCode(named('APIError', { code: 'something_new' })), 'SERVER');
+});
