@@ -188,7 +188,7 @@ def check_reasoning_tokens_verbatim(evidence: Evidence) -> Judgement | None:
 
 @invariant(
     "RS-C6",
-    "SHOULD",
+    "MUST",
     "A terminal response.output that is empty, null or missing while items were streamed "
     "never erases them: the reply is the streamed items.",
     source=WIRE,

@@ -126,7 +126,7 @@ BREAKS: dict[str, tuple[ResponsesStreamBuilder, Callable[..., ExpectedAttempt], 
     "RS-C6": (
         completed(message(started(), 0, "Hello"), output=[]),
         success(),
-        "non-strict",
+        "fail",
     ),
     "RS-T2": (
         completed(call(started())),
