@@ -7,6 +7,7 @@ loading a checker or the server.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, NotRequired
@@ -114,6 +115,7 @@ def family_order(family: str) -> tuple[int, str]:
     return (titles.index(family) if family in titles else len(titles), family)
 
 
+@functools.cache  # a sort key asked for every verdict of every case: a few hundred ids
 def reading_order(rule_id: str) -> tuple[tuple[int, str], int, str]:
     """Sort key of rule ids in INVARIANTS.md's reading order: family, then number."""
     family = family_of(rule_id)

@@ -23,17 +23,6 @@ from .errors import FakeProviderError
 from .scenario import Scenario, StreamAttempt
 from .wire import EncodeError, encode_stream
 
-try:
-    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
-except ImportError:  # a PyYAML built without libyaml: the same events, slower
-
-    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
-        def __init__(self, text: str) -> None:
-            yaml.reader.Reader.__init__(self, text)
-            yaml.scanner.Scanner.__init__(self)
-            yaml.parser.Parser.__init__(self)
-
-
 Location = tuple[str | int, ...]
 """A path into a fixture's data: ``("attempts", 0, "stream", "steps", 2)``."""
 
@@ -275,38 +264,9 @@ class _UnconvertibleNodeError(FakeProviderError):
         self.root: yaml.Node | None = None  # set by _parse, to locate the node
 
 
-class _FixtureLoader(
-    _Parser, yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver
-):
-    """The safe loader, bounded: libyaml's parser (when PyYAML has it: ten times the pure
-    Python one, most of a run's corpus load) under the Python composer, which stops past
-    MAX_FIXTURE_DEPTH (it recurses once per level, so deeper input would exhaust the
-    stack); a value its constructor refuses is a problem at that node, not a traceback."""
-
-    _depth = 0
-    has_aliases = False  # without one the graph is a tree, bounded by the text and depth
-
-    def __init__(self, text: str) -> None:
-        _Parser.__init__(self, text)
-        yaml.composer.Composer.__init__(self)
-        yaml.constructor.SafeConstructor.__init__(self)
-        yaml.resolver.Resolver.__init__(self)
-
-    # libyaml's parser brings its own composer, which has no depth bound: use Python's.
-    get_single_node = yaml.composer.Composer.get_single_node
-    compose_document = yaml.composer.Composer.compose_document
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_FIXTURE_DEPTH:
-                raise _UnsafeShapeError(_too_deep(), _line(parent) if parent is not None else None)
-            if self.check_event(yaml.AliasEvent):
-                self.has_aliases = True
-            node: yaml.Node | None = yaml.composer.Composer.compose_node(self, parent, index)
-            return node
-        finally:
-            self._depth -= 1
+class _Constructing(yaml.constructor.SafeConstructor):
+    """The safe constructor, for which a value it refuses is a problem at that node, not a
+    traceback."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
@@ -319,6 +279,61 @@ class _FixtureLoader(
             reason = f"an integer of more than {sys.get_int_max_str_digits()} digits"
             raise _UnconvertibleNodeError(node, reason)
         return value
+
+
+class _BoundedPythonLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    _Constructing,
+    yaml.resolver.Resolver,
+):
+    """The pure-Python loader, where PyYAML has no libyaml: it stops composing past
+    MAX_FIXTURE_DEPTH, since its composer recurses once per level and deeper input would
+    exhaust the stack."""
+
+    _depth = 0
+
+    def __init__(self, text: str) -> None:
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _Constructing.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_FIXTURE_DEPTH:
+                raise _UnsafeShapeError(_too_deep(), _line(parent) if parent is not None else None)
+            node: yaml.Node | None = super().compose_node(parent, index)
+            return node
+        finally:
+            self._depth -= 1
+
+
+def _loader(text: str) -> Any:
+    """libyaml's parser and composer (ten times the pure-Python ones, most of a run's
+    corpus load; libyaml refuses nesting past its own depth, 1000) under the safe
+    constructor, or the bounded pure-Python loader without libyaml."""
+    if not yaml.__with_libyaml__:  # a PyYAML built without it: the same nodes, slower
+        return _BoundedPythonLoader(text)
+    return _libyaml_loader()(text)
+
+
+@functools.cache
+def _libyaml_loader() -> type:
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]
+
+    class LibyamlLoader(CParser, _Constructing, yaml.resolver.Resolver):
+        def __init__(self, text: str) -> None:
+            CParser.__init__(self, text)
+            _Constructing.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    return LibyamlLoader
 
 
 def _unconvertible(node: yaml.Node, error: Exception) -> str:
@@ -344,12 +359,12 @@ def _too_long_for_text(value: int) -> bool:
 
 def _parse(text: str) -> tuple[yaml.Node | None, Any]:
     """The document's node graph and its data; the graph is checked before it is built."""
-    loader = _FixtureLoader(text)
+    loader = _loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None, None
-        if loader.has_aliases:
+        if _shares_nodes(node):
             _check_aliases(node)
         try:
             return node, loader.construct_document(node)
@@ -358,6 +373,25 @@ def _parse(text: str) -> tuple[yaml.Node | None, Any]:
             raise
     finally:
         loader.dispose()
+
+
+def _shares_nodes(root: yaml.Node) -> bool:
+    """Whether aliases share a node, after refusing a tree nested past MAX_FIXTURE_DEPTH:
+    one visit per node, without recursion (the composed tree may be 1000 levels deep)."""
+    seen: set[int] = set()
+    shared = False
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:  # an alias: its node was walked where it was anchored
+            shared = True
+            continue
+        seen.add(id(node))
+        children = _children(node)
+        if children and depth >= MAX_FIXTURE_DEPTH:
+            raise _UnsafeShapeError(_too_deep(), _line(node))
+        stack += [(child, depth + 1) for child in children]
+    return shared
 
 
 def _check_aliases(root: yaml.Node) -> None:
