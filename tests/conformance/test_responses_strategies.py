@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 DIALECT = "openai-responses"
 FAMILIES = DIALECT_FAMILIES[DIALECT]
 SINGLE_ATTEMPT = ("C", "T", "E", "S")  # families whose expect is the last attempt's own
-ERROR_CODES = {codes.SERVER, codes.RATE_LIMIT, codes.QUOTA, codes.CONTEXT_WINDOW_EXCEEDED}
+ERROR_CODES = set(codes.RESPONSES_ERROR_CODES.values())
 
 
 def last_steps(scenario: Scenario) -> list[EventStep | RawStep | DoneStep | LiteralStep]:
