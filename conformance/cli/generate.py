@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
+from fakeprovider.files import write_atomic
 from fakeprovider.fixtures import fixture_yaml
 from fakeprovider.scenario import Scenario
 
@@ -337,7 +338,7 @@ def save_failure(
     scenario = failed_fixture(failure, seed, profile, invocation)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{scenario.id}.yaml"
-    path.write_text(fixture_yaml(scenario), encoding="utf-8")
+    write_atomic(path, fixture_yaml(scenario))
     return path
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from fakeprovider.files import write_atomic
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError
@@ -155,7 +156,7 @@ def _run_column(
             "versions": shim.versions(),
         }
         path = out_dir / f"{shim.name}{suffix}"
-        path.write_text(result.to_json(), encoding="utf-8")
+        write_atomic(path, result.to_json())
         console.print(f"{shim.name}: {path}")
 
 
@@ -246,10 +247,10 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
         if section.table[1]
     ]
     page = directory / "index.html"
-    page.write_text(render_matrix(runs, sections=tables), encoding="utf-8")
+    write_atomic(page, render_matrix(runs, sections=tables))
     summary.parent.mkdir(parents=True, exist_ok=True)
     page_text = render_compatibility(columns, fixtures=corpus, retry_sections=retries)
-    summary.write_text(page_text, encoding="utf-8")
+    write_atomic(summary, page_text)
     console = terminal()
     console.print(f"matrix: {page}")
     console.print(f"summary: {summary}")

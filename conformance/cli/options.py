@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from fakeprovider.dialects import DIALECT_IDS, DialectId
+from fakeprovider.files import write_atomic
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
@@ -215,7 +216,7 @@ def write_outputs(
     """The results JSON and the reports a command was asked for."""
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(result.to_json(), encoding="utf-8")
+        write_atomic(json_path, result.to_json())
         console.print(f"results: {json_path}", markup=False)
     if report_dir is not None:
         for kind, path in write_reports(result, report_dir).items():

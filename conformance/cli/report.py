@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from fakeprovider.files import write_atomic
+
 from ..report import render_matrix, write_reports
 from ..results import RunResult
 from .console import terminal
@@ -28,7 +30,7 @@ def report(results: tuple[Path, ...], out_dir: Path) -> None:
         write_reports(result, out_dir / name)
         links.append((result, f"{name}/index.html"))
     matrix = out_dir / "index.html"
-    matrix.write_text(render_matrix(links), encoding="utf-8")
+    write_atomic(matrix, render_matrix(links))
     console.print(f"matrix: {matrix}")
 
 

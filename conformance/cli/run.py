@@ -9,6 +9,7 @@ from typing import Literal
 import click
 
 from fakeprovider.dialects import DialectId
+from fakeprovider.files import write_atomic
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError, AdapterSession
@@ -143,7 +144,7 @@ def run(
     write_outputs(console, result, json_path, report_dir)
     if write_baseline is not None:
         write_baseline.parent.mkdir(parents=True, exist_ok=True)
-        write_baseline.write_text(Baseline.of(result).to_json(), encoding="utf-8")
+        write_atomic(write_baseline, Baseline.of(result).to_json())
         console.print(f"baseline: {write_baseline}", markup=False)
     exit_judged(fails_gate(result, diff))
 

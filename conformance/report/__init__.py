@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fakeprovider.files import write_atomic
+
 from ..results import RunResult
 from .baseline import (
     Baseline,
@@ -32,7 +34,7 @@ def write_reports(result: RunResult, out_dir: Path) -> dict[str, Path]:
     paths = {}
     for kind, text in contents.items():
         path = out_dir / REPORT_FILES[kind]
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
         paths[kind] = path
     return paths
 
