@@ -63,18 +63,17 @@ def write_ci_files(
         if step_summary:
             _append(Path(step_summary), text)
     if step_outputs := os.environ.get("GITHUB_OUTPUT"):
-        outputs = github_outputs(result, diff, json_path=json_path, report_dir=report_dir)
+        files = {"report": report_dir, "results": json_path, "summary": summary_path}
+        outputs = github_outputs(result, diff, files)
         _append(Path(step_outputs), format_outputs(outputs))
 
 
 def github_outputs(
-    result: RunResult,
-    diff: BaselineDiff | None,
-    *,
-    json_path: Path | None = None,
-    report_dir: Path | None = None,
+    result: RunResult, diff: BaselineDiff | None, files: Mapping[str, Path | None]
 ) -> dict[str, str]:
-    """The step's outputs: the gate, the verdict counts, the baseline's, the files written."""
+    """The step's outputs: the gate, the verdict counts, the baseline's, and the ``files``
+    written (``report``: the report directory, ``results``: the results JSON, which is
+    the report's own when there is no other, ``summary``)."""
     counts = result.counts()
     outputs = {"gate": "failed" if fails_gate(result, diff) else "passed"}
     outputs["cases"] = str(len(result.cases))
@@ -86,11 +85,10 @@ def github_outputs(
             "known": str(len(diff.known_failures)),
             "stale": str(len(diff.stale)),
         }
-    if report_dir is not None:
-        outputs["report"] = str(report_dir)
-    results = json_path or (report_dir / REPORT_FILES["json"] if report_dir else None)
-    if results is not None:
-        outputs["results"] = str(results)
+    report_dir = files.get("report")
+    if report_dir is not None and files.get("results") is None:
+        files = {**files, "results": report_dir / REPORT_FILES["json"]}
+    outputs |= {name: str(path) for name, path in files.items() if path is not None}
     return outputs
 
 

@@ -102,4 +102,5 @@ def test_the_summary_goes_to_its_file_and_is_appended_to_the_step_summary(
         "stale": "0",
         "report": str(tmp_path / "report"),
         "results": str(tmp_path / "report" / "results.json"),
+        "summary": str(summary),
     }
