@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import FakeProviderError
 from .scenario import Scenario, StreamAttempt
+from .shown import controls_shown
 from .wire import EncodeError, encode_stream
 
 Location = tuple[str | int, ...]
@@ -48,8 +49,10 @@ class FixtureProblem:
     line: int | None = None
 
     def __str__(self) -> str:
+        """One line, safe to show: a file name, key or value may hold control characters."""
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        text = f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        return controls_shown(text)
 
 
 class FixtureError(FakeProviderError, ValueError):
