@@ -208,10 +208,10 @@ def test_the_job_summary_and_the_outputs(gate_run: tuple[ActionRun, Path]) -> No
     summary = done.summaries["run"]
     assert summary == (report / "summary.md").read_text(encoding="utf-8")
     assert done.summaries["install"] == ""
-    assert summary.startswith("## streamconform: FAILED — streamconform\\-mutant\\-identity")
-    assert "- **fail** T1 · tool\\-cont\\-null\\-id\\-name (known) — attempt 1\\:" in summary
+    assert summary.startswith("## streamconform: FAILED — ` streamconform-mutant-identity_")
+    assert "- **fail** ` T1 ` · ` tool-cont-null-id-name ` (known) — ` attempt 1: " in summary
     assert f"--adapter {MUTANT} --transport in-process -k tool-cont-null-id-name `" in summary
-    assert "failing the gate (--baseline-strict) (1)\n\n- C1 · tool\\-cont\\-null\\-id\\-name" in (
+    assert "failing the gate (--baseline-strict) (1)\n\n- ` C1 ` · ` tool-cont-null-id-name `" in (
         summary
     )
     assert {path.name for path in report.iterdir()} == {

@@ -4,7 +4,7 @@ The gate's outcome and the verdict counts, then each verdict to look at once (in
 case, its reason on one line, the command that replays the case, and with a baseline
 whether it is new, changed or known), then what else the baseline comparison found: its
 stale entries and what is no longer judged. Every string from a fixture or an adapter is
-escaped (:mod:`.markdown`).
+a code span (:func:`.markdown.code_span`): shown as it is, never read as Markdown.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Final
 from ..results import RunResult
 from ..verdicts import ATTENTION, VERDICTS
 from .baseline import BaselineDiff, VerdictChange, baseline_sections, fails_gate
-from .markdown import code_span, escape_markdown
+from .markdown import code_span
 
 MAX_LISTED: Final = 100
 """Verdicts listed per section: GitHub keeps 1 MiB of a step's summary, a broken adapter
@@ -33,7 +33,7 @@ def render_summary(
     ``fixtures``: the run's --fixtures, which the replay commands repeat."""
     hello = result.adapter
     gate = "FAILED" if fails_gate(result, diff) else "OK"
-    name = escape_markdown(f"{hello.get('name', '')} {hello.get('version', '')}".strip())
+    name = code_span(f"{hello.get('name', '')} {hello.get('version', '')}".strip())
     lines = [
         f"## streamconform: {gate} — {name}",
         "",
@@ -56,8 +56,8 @@ def render_summary(
     for case, invariant, verdict in attention[:MAX_LISTED]:
         tag = tags.get((case.case, invariant), "")
         lines += [
-            f"- **{verdict.verdict}** {escape_markdown(invariant)} · "
-            f"{escape_markdown(case.case)}{tag} — {escape_markdown(_one_line(verdict.reason))}",
+            f"- **{verdict.verdict}** {code_span(invariant)} · "
+            f"{code_span(case.case)}{tag} — {code_span(_one_line(verdict.reason))}",
             f"  replay: {code_span(replay_command(result, case.case, fixtures))}",
         ]
     lines += _more(len(attention))
@@ -88,7 +88,7 @@ def _baseline_tags(diff: BaselineDiff) -> dict[tuple[str, str], str]:
     tags = {(c.case, c.invariant): " (new)" for c in diff.new_failures}
     tags |= {(c.case, c.invariant): " (known)" for c in diff.known_failures}
     for change in diff.changed:
-        was = escape_markdown(_one_line(change.baseline_cause or ""))
+        was = code_span(_one_line(change.baseline_cause or ""))
         tags[change.case, change.invariant] = f" (changed; the baseline's cause: {was})"
     return tags
 
@@ -107,9 +107,7 @@ def _baseline_lines(diff: BaselineDiff) -> list[str]:
 
 def _change_line(change: VerdictChange) -> str:
     before, after = change.before or "(none)", change.after or "(none)"
-    return (
-        f"{escape_markdown(change.invariant)} · {escape_markdown(change.case)}: {before} → {after}"
-    )
+    return f"{code_span(change.invariant)} · {code_span(change.case)}: {before} → {after}"
 
 
 def _more(count: int) -> list[str]:

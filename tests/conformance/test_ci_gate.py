@@ -80,9 +80,9 @@ def test_the_summary_goes_to_its_file_and_is_appended_to_the_step_summary(
     )
     assert failed.exit_code == 1
     text = summary.read_text()
-    assert text.startswith("## streamconform: FAILED — streamconform\\-mutant\\-identity")
+    assert text.startswith("## streamconform: FAILED — ` streamconform-mutant-identity_any")
     assert "against the baseline: 0 known failures (baseline), 2 new, 0 changed" in text
-    assert "- **fail** T1 · tool\\-cont\\-null\\-id\\-name (new) — attempt 1\\:" in text
+    assert "- **fail** ` T1 ` · ` tool-cont-null-id-name ` (new) — ` attempt 1: " in text
     assert (
         "  replay: ` conformance run --adapter conformance.adapters.mutants:identity_any_defined"
         " --transport in-process -k tool-cont-null-id-name `"
