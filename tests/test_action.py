@@ -83,14 +83,20 @@ def read_outputs(text: str) -> dict[str, str]:
     return outputs
 
 
-def run_action(given: Mapping[str, str], workspace: Path, runner: Path) -> ActionRun:
+def run_action(
+    given: Mapping[str, str], workspace: Path, runner: Path, installed: ActionRun | None = None
+) -> ActionRun:
+    """The action's steps with the ``given`` inputs; with ``installed``, the install step's
+    outputs are that run's and the step is not run again."""
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     assert set(given) <= set(inputs), set(given) - set(inputs)
     inputs |= given
     action_path = runner / "action"
     done = ActionRun()
+    if installed is not None:
+        done.outputs["install"] = installed.outputs["install"]
     env_file = runner / "env"
-    env_file.touch()
+    env_file.write_text("")
     failed = False
     for number, step in enumerate(ACTION["runs"]["steps"]):
         step_id = step.get("id", f"step{number}")
@@ -98,13 +104,13 @@ def run_action(given: Mapping[str, str], workspace: Path, runner: Path) -> Actio
             with_ = {key: done.resolve(str(v), inputs) for key, v in step["with"].items()}
             done.uploads.append({"uses": step["uses"], "if": step.get("if", ""), **with_})
             continue
-        if failed:
+        if failed or step_id in done.outputs:
             continue
         script = step["run"]
         assert "${{" not in script, f"step {step_id} pastes an expression into its script"
         files = {name: runner / f"{step_id}.{name}" for name in ("output", "summary")}
         for path in files.values():
-            path.touch()
+            path.write_text("")  # each step's own, empty
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(Path.home()),
@@ -147,7 +153,7 @@ def copy_action(runner: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ActionRun, Path]:
+def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ActionRun, Path, Path]:
     """The action against a mutant that fails T1 in two cases, under a strict baseline that
     knows both failures and has one stale entry."""
     workspace, runner = tmp_path_factory.mktemp("workspace"), tmp_path_factory.mktemp("runner")
@@ -170,13 +176,13 @@ def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ActionRun, Path]
         "report-dir": HOSTILE_DIR,
         "python": BASE_PYTHON,
     }
-    return run_action(inputs, workspace, runner), workspace
+    return run_action(inputs, workspace, runner), workspace, runner
 
 
 def test_the_action_installs_the_suite_and_fails_the_step_on_a_stale_baseline(
-    gate_run: tuple[ActionRun, Path],
+    gate_run: tuple[ActionRun, Path, Path],
 ) -> None:
-    done, workspace = gate_run
+    done, workspace, _ = gate_run
     assert done.outcomes["install"] == 0, done.logs["install"]
     assert done.outputs["install"]["conformance"].endswith("/streamconform-venv/bin/conformance")
     assert done.outcomes["run"] == 1, done.logs["run"]  # the gate: exit 1 fails the step
@@ -185,8 +191,8 @@ def test_the_action_installs_the_suite_and_fails_the_step_on_a_stale_baseline(
     assert done.env_file == ""  # nothing leaks into the caller's later steps
 
 
-def test_the_job_summary_and_the_outputs(gate_run: tuple[ActionRun, Path]) -> None:
-    done, workspace = gate_run
+def test_the_job_summary_and_the_outputs(gate_run: tuple[ActionRun, Path, Path]) -> None:
+    done, workspace, _ = gate_run
     report = workspace / HOSTILE_DIR
     outputs = done.action_outputs()
     assert outputs == {
@@ -222,11 +228,27 @@ def test_the_job_summary_and_the_outputs(gate_run: tuple[ActionRun, Path]) -> No
     }
 
 
-def test_the_report_is_uploaded_even_when_the_gate_fails(gate_run: tuple[ActionRun, Path]) -> None:
-    done, workspace = gate_run
+def test_the_report_is_uploaded_even_when_the_gate_fails(
+    gate_run: tuple[ActionRun, Path, Path],
+) -> None:
+    done, workspace, _ = gate_run
     [upload] = done.uploads
     assert upload["uses"].startswith("actions/upload-artifact@v")
     assert upload["if"].startswith("always()")  # after a failing step too
     assert upload["path"] == str(workspace / HOSTILE_DIR)
     assert upload["name"] == "conformance-report"
     assert upload["if-no-files-found"] == "error"
+
+
+def test_the_dialects_input_selects_cases_and_a_run_that_cannot_start_uploads_nothing(
+    gate_run: tuple[ActionRun, Path, Path],
+) -> None:
+    installed, workspace, runner = gate_run
+    inputs = {"dialects": "anthropic-messages, openai-responses", "args": "-k tool-cont"}
+    done = run_action(inputs, workspace, runner, installed)
+    assert done.outcomes == {"run": 2}  # no case of those dialects has tool-cont in its id
+    assert "no case selected" in done.logs["run"]
+    assert done.outputs["run"] == {} and done.summaries["run"] == ""
+    [upload] = done.uploads
+    assert upload["path"] == ""  # and its condition, steps.run.outputs.report != '', is false
+    assert "steps.run.outputs.report != ''" in upload["if"]
