@@ -20,7 +20,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import FakeProviderError
-from .scenario import Scenario, StreamAttempt
+from .scenario import LONE_SURROGATE, Scenario, StreamAttempt, lone_surrogate_at
+from .shown import controls_shown
 from .wire import EncodeError, encode_stream
 
 Location = tuple[str | int, ...]
@@ -48,8 +49,10 @@ class FixtureProblem:
     line: int | None = None
 
     def __str__(self) -> str:
+        """One line, safe to show: a file name, key or value may hold control characters."""
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        text = f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        return controls_shown(text)
 
 
 class FixtureError(FakeProviderError, ValueError):
@@ -104,6 +107,8 @@ def _fixture(path: Path, text: str) -> Fixture:
     data, lines, warnings = _parse_fixture_text(path, text)
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
+    if (surrogate := lone_surrogate_at(data, text)) is not None:
+        raise FixtureError([_located(path, surrogate, LONE_SURROGATE, lines)])
     problems = []
     given = data.setdefault("id", path.stem)
     if isinstance(given, str) and given != path.stem:
@@ -119,13 +124,48 @@ def _fixture(path: Path, text: str) -> Fixture:
 
 
 def fixture_files(root: str | Path) -> list[Path]:
-    """Fixture files below a directory (or the file itself), in a stable order."""
-    root = Path(root)
+    """Fixture files below a directory (or the file itself), in a stable order.
+
+    A folder is read only inside itself: a symlink in it that leads out of it, nowhere or
+    round in a loop is a problem, so a contributed folder cannot make a run read (and show,
+    in its problem lines) a file elsewhere. A symlink that stays inside is followed only to
+    a file; the files of a linked folder inside are read where they are."""
+    files, problems = _fixture_paths(Path(root))
+    if problems:
+        raise FixtureError(problems)
+    return files
+
+
+def _fixture_paths(root: Path) -> tuple[list[Path], list[FixtureProblem]]:
     if root.is_file():
-        return [root]
+        return [root], []
     if not root.is_dir():
-        raise FixtureError([FixtureProblem(root, "", "no such file or directory")])
-    return sorted(p for p in root.rglob("*") if p.suffix in FIXTURE_SUFFIXES and p.is_file())
+        return [], [FixtureProblem(root, "", "no such file or directory")]
+    inside = root.resolve()
+    files: list[Path] = []
+    problems: list[FixtureProblem] = []
+    for path in sorted(root.rglob("*")):  # which does not descend into a linked folder
+        if refused := _symlink_refused(path, inside):
+            problems.append(FixtureProblem(path, "", refused))
+        elif path.suffix in FIXTURE_SUFFIXES and path.is_file():
+            files.append(path)
+    return files, problems
+
+
+def _symlink_refused(path: Path, inside: Path) -> str | None:
+    """Why ``path`` in the folder ``inside``, a symlink to a fixture or a folder, is not
+    read, or None."""
+    if not path.is_symlink() or not (path.suffix in FIXTURE_SUFFIXES or path.is_dir()):
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return "a symlink to nothing (dangling)"
+    except (RuntimeError, OSError):  # 3.11 raises RuntimeError on a loop, 3.13 OSError
+        return "a symlink loop"
+    if not target.is_relative_to(inside):
+        return f"a symlink to {target}, outside the fixtures folder {inside}: not read"
+    return None
 
 
 def load_fixtures(roots: Iterable[str | Path]) -> list[Scenario]:
@@ -187,10 +227,9 @@ def _encoding_problems(fixture: Fixture) -> list[FixtureProblem]:
 
 def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> Iterator[Path]:
     for root in roots:
-        try:
-            yield from fixture_files(root)
-        except FixtureError as error:
-            problems += error.problems
+        files, found = _fixture_paths(Path(root))
+        problems += found
+        yield from files
 
 
 # --- reading, with the line of every node -------------------------------------------------

@@ -25,11 +25,13 @@ from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
+    LONE_SURROGATE,
     SCENARIO_ID_PATTERN,
     ErrorAttempt,
     FaultAttempt,
     Scenario,
     StreamAttempt,
+    lone_surrogate_at,
 )
 from .sends import Run, coalesced, scripted
 from .wire import (
@@ -458,6 +460,9 @@ def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
         return error_playback(400, f"the body is not JSON: {reason}")
     if not isinstance(data, dict):
         return error_playback(422, "the body must be a JSON object (a scenario)")
+    if (surrogate := lone_surrogate_at(data, body)) is not None:
+        where = _shortened(".".join(str(part) for part in surrogate))
+        return error_playback(422, f"{where}: {LONE_SURROGATE}")
     if data.setdefault("id", scenario_id) != scenario_id:
         message = f"the body's id {_shown(data['id'])} differs from the URL's {scenario_id!r}"
         return error_playback(422, message)

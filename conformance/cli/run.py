@@ -19,6 +19,7 @@ from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
+from .ci import summary_option, write_ci_files
 from .console import controls_shown, print_summary, terminal, transient_progress
 from .heap import setup_frozen
 from .options import (
@@ -62,10 +63,17 @@ from .options import (
     "or failures whose cause changed.",
 )
 @click.option(
+    "--baseline-strict",
+    is_flag=True,
+    help="With --baseline: its stale entries (failures that now pass) fail the run too.",
+)
+@click.option(
     "--write-baseline",
     type=click.Path(path_type=Path),
-    help="Write this run's verdicts and causes as a compact baseline.",
+    help="Write this run's verdicts and causes as a compact baseline (it may be the "
+    "--baseline file: rewritten without its stale entries).",
 )
+@summary_option
 @click.option(
     "--transport",
     type=click.Choice(["loopback", "in-process"]),
@@ -100,7 +108,9 @@ def run(
     strict: bool,
     contract: Contract,
     baseline: Path | None,
+    baseline_strict: bool,
     write_baseline: Path | None,
+    summary_path: Path | None,
     transport: Literal["loopback", "in-process"],
     idle_timeout: float,
     timeout: float,
@@ -112,10 +122,12 @@ def run(
     """Run the cases against an adapter (the bundled reference adapter by default).
 
     Exits 0 only when no verdict is a failure (with --baseline: none got worse and no
-    failure changed its cause).
+    failure changed its cause; with --baseline-strict also no baseline failure now passes).
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    if baseline_strict and baseline is None:
+        raise click.UsageError("--baseline-strict needs --baseline")
     known = None if baseline is None else _read_baseline(baseline)
     generated: list[Scenario] = []
     if generate:
@@ -139,9 +151,18 @@ def run(
     if generate:
         result.options |= {"generated": generate, "seed": seed}
     console = terminal()
-    diff = None if known is None else compare_baseline(result, known)
+    diff = None if known is None else compare_baseline(result, known, strict=baseline_strict)
     print_summary(console, result, diff, verbose=verbose)
     write_outputs(console, result, json_path, report_dir)
+    write_ci_files(
+        console,
+        result,
+        diff,
+        summary_path=summary_path,
+        fixtures=fixture_paths,
+        json_path=json_path,
+        report_dir=report_dir,
+    )
     if write_baseline is not None:
         write_baseline.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(write_baseline, Baseline.of(result).to_json())
