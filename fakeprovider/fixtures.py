@@ -17,10 +17,11 @@ from types import MappingProxyType
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .errors import FakeProviderError
 from .scenario import Scenario, StreamAttempt
+from .validating import InvalidScenarioError, validate_scenario
 from .wire import EncodeError, encode_stream
 
 Location = tuple[str | int, ...]
@@ -110,9 +111,12 @@ def _fixture(path: Path, text: str) -> Fixture:
         reason = f"{given!r} is not the file name: a fixture's id is its file stem, {path.stem!r}"
         problems.append(_located(path, ("id",), reason, lines))
     try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as error:
-        problems += [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
+        scenario = validate_scenario(data)
+    except InvalidScenarioError as error:
+        problems += [_problem(path, detail, lines) for detail in error.problems]
+        if error.count > len(error.problems):
+            more = error.count - len(error.problems)
+            problems.append(FixtureProblem(path, "", f"and {more} more problem(s) not listed"))
     if problems:
         raise FixtureError(problems)
     return Fixture(path, scenario, MappingProxyType(lines), warnings)
