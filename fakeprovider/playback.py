@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from . import json_pieces
 from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
@@ -459,7 +460,7 @@ def _put_scenario(
 def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
     """The scenario a PUT body describes, or the error that says why it is not one."""
     try:
-        data = json.loads(body)
+        data = json_pieces.loads(body)  # in pieces: this runs beside the event loop
     except (ValueError, RecursionError) as error:  # ValueError: also an int of 5 000 digits
         reason = str(error).partition("; use sys.")[0]  # Python's advice to raise the limit
         return error_playback(400, f"the body is not JSON: {reason}")
