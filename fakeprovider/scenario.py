@@ -163,7 +163,7 @@ def _step_kind(value: Any) -> str | None:
     return None
 
 
-def _bare_step(value: Any) -> Any:
+def bare_step(value: Any) -> Any:
     # "done", "reset", "stall" and "end" read better as bare words in a fixture.
     if isinstance(value, str) and value in _BARE_STEPS:
         return {value: True}
@@ -295,7 +295,7 @@ class StreamResponse(_Model):
     @classmethod
     def _bare_words(cls, value: Any) -> Any:
         if isinstance(value, list | tuple):
-            return [_bare_step(item) for item in value]
+            return [bare_step(item) for item in value]
         return value
 
     @model_validator(mode="after")
