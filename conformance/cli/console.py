@@ -87,6 +87,9 @@ def print_summary(
         f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
         f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract"
     )
+    if result.interrupted is not None:
+        stopped = result.interrupted.describe(len(result.cases))
+        console.print(f"[bold yellow]{stopped}[/]: the cases that did not end are not counted")
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
         if not verbose and not any(counts.values()):

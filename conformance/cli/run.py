@@ -10,6 +10,7 @@ import click
 
 from fakeprovider.dialects import DialectId
 from fakeprovider.files import write_atomic
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterLoadError, AdapterSession
@@ -21,6 +22,7 @@ from ..run.runner import run_suite
 from ..verdicts import Contract
 from .console import controls_shown, print_summary, terminal, transient_progress
 from .heap import setup_frozen
+from .interrupts import exit_interrupted, stops_on_signals, written
 from .options import (
     InputError,
     SetupError,
@@ -88,6 +90,7 @@ from .options import (
     is_flag=True,
     help="List every invariant, exercised or not, and every case's retries.",
 )
+@stops_on_signals
 def run(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -108,11 +111,14 @@ def run(
     seed: int | None,
     jobs: int,
     verbose: bool,
+    interruption: Interruption,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
     Exits 0 only when no verdict is a failure (with --baseline: none got worse and no
-    failure changed its cause).
+    failure changed its cause). SIGINT or SIGTERM stops it: the results of the cases that
+    ended are written, marked interrupted (the baseline is not rewritten), and it exits 130
+    or 143.
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
@@ -131,21 +137,31 @@ def run(
         contract=contract,
         transport=transport,
     )
-    try:  # the runner checks every case's retry_policy before the first case
-        with setup_frozen():
-            result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
-    except RetryPolicyError as error:
-        raise InputError(str(error)) from None
-    if generate:
-        result.options |= {"generated": generate, "seed": seed}
-    console = terminal()
-    diff = None if known is None else compare_baseline(result, known)
-    print_summary(console, result, diff, verbose=verbose)
-    write_outputs(console, result, json_path, report_dir)
-    if write_baseline is not None:
-        write_baseline.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(write_baseline, Baseline.of(result).to_json())
-        console.print(f"baseline: {write_baseline}", markup=False)
+    # From here on a signal stops the cases, not the command: what ran is still written.
+    with interruption.deferred():
+        try:  # the runner checks every case's retry_policy before the first case
+            with setup_frozen():
+                result = asyncio.run(
+                    _run(adapter_target, adapter_cmd, scenarios, options, jobs, interruption)
+                )
+        except RetryPolicyError as error:
+            raise InputError(str(error)) from None
+        if generate:
+            result.options |= {"generated": generate, "seed": seed}
+        console = terminal()
+        diff = None if known is None else compare_baseline(result, known)
+        print_summary(console, result, diff, verbose=verbose)
+        write_outputs(console, result, json_path, report_dir)
+        if write_baseline is not None and result.interrupted is None:
+            write_baseline.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(write_baseline, Baseline.of(result).to_json())
+            console.print(f"baseline: {write_baseline}", markup=False)
+    if interruption.signal is not None:
+        kept = written([json_path, report_dir])
+        if write_baseline is not None and result.interrupted is not None:
+            kept += f" ({write_baseline} not rewritten)"
+        progress = f"after {len(result.cases)} of {len(scenarios)} cases"
+        exit_interrupted(interruption.signal, kept, progress)
     exit_judged(fails_gate(result, diff))
 
 
@@ -163,6 +179,7 @@ async def _run(
     scenarios: list[Scenario],
     options: RunOptions,
     jobs: int,
+    interruption: Interruption,
 ) -> RunResult:
     session = await _open_session(target, command, options)
     try:
@@ -181,6 +198,7 @@ async def _run(
                 on_case=advance,
                 invocation=adapter_invocation(target, command),
                 jobs=jobs,
+                interruption=interruption,
             )
     finally:
         await session.close()

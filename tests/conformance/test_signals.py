@@ -1,0 +1,119 @@
+"""SIGINT and SIGTERM stop a command cleanly: what ended is written and marked interrupted,
+one line on stderr, exit 130 or 143, nothing left running (issue 23, "Signals")."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from signalled import lines_in, run_signalled, sleepy_adapter
+
+from conformance.options import bundled_fixtures
+from conformance.report import compare_baseline, read_baseline
+from conformance.results import RunResult
+from fakeprovider.fixtures import load_fixtures
+
+
+@pytest.mark.parametrize(
+    ("signals", "code"),
+    [
+        ((signal.SIGTERM,), 143),
+        ((signal.SIGINT,), 130),
+        ((signal.SIGINT, signal.SIGINT), 130),  # a second Ctrl-C while it stops
+    ],
+)
+def test_a_signalled_run_writes_what_ended_and_leaves_nothing_running(
+    tmp_path: Path, signals: tuple[signal.Signals, ...], code: int
+) -> None:
+    log, results, reports = tmp_path / "cases.log", tmp_path / "r.json", tmp_path / "reports"
+    stopped = run_signalled(
+        [
+            "run",
+            "--adapter-cmd",
+            sleepy_adapter(log),
+            "--jobs",
+            "2",
+            "--json",
+            results,
+            "--report",
+            reports,
+        ],
+        lines_in(log, 6),
+        signals,
+    )
+    assert stopped.returncode == code, stopped.stderr
+    result = RunResult.from_json(results.read_bytes())
+    assert result.interrupted is not None
+    assert result.interrupted.signal == signals[0].name
+    assert result.interrupted.cases_selected == 307
+    assert 0 < len(result.cases) < 307
+    assert stopped.stderr_lines == [
+        f"interrupted by {signals[0].name} after {len(result.cases)} of 307 cases; "
+        f"results so far in {results}, {reports}"
+    ]
+    assert RunResult.from_json((reports / "results.json").read_bytes()) == result
+    html = (reports / "index.html").read_text()
+    assert f"interrupted by {signals[0].name} after {len(result.cases)} of 307 cases" in html
+    assert f"interrupted by {signals[0].name}" in stopped.stdout  # the terminal summary
+    assert stopped.survivors == [], "adapters and the sleepers they left must be gone"
+
+
+def test_an_interrupted_run_keeps_the_baseline_and_claims_nothing_fixed(tmp_path: Path) -> None:
+    log, baseline = tmp_path / "cases.log", tmp_path / "b.json"
+    every_case_failed = {
+        s.id: {"verdicts": {"G1": "fail"}} for s in load_fixtures([bundled_fixtures()])
+    }
+    before = json.dumps(
+        {
+            "schema": "streamconform.baseline",
+            "schema_version": 1,
+            "suite_version": "0",
+            "contract": "harness",
+            "adapter": "hostile",
+            "cases": every_case_failed,
+        }
+    )
+    baseline.write_text(before)
+    stopped = run_signalled(
+        [
+            "run",
+            "--adapter-cmd",
+            sleepy_adapter(log),
+            "--jobs",
+            "1",
+            "--json",
+            tmp_path / "r",
+            "--baseline",
+            baseline,
+            "--write-baseline",
+            baseline,
+        ],
+        lines_in(log, 3),
+        (signal.SIGTERM,),
+    )
+    assert stopped.returncode == 143, stopped.stderr
+    assert baseline.read_text() == before
+    assert stopped.stderr_lines[-1].endswith(f"({baseline} not rewritten)")
+    result = RunResult.from_json((tmp_path / "r").read_bytes())
+    diff = compare_baseline(result, read_baseline(baseline))
+    ran = {case.case for case in result.cases}
+    assert {change.case for change in diff.fixed} <= ran
+    assert {change.case for change in diff.missing} == set(every_case_failed) - ran != set()
+
+
+def test_a_run_that_was_not_interrupted_says_nothing_of_it(tmp_path: Path) -> None:
+    result = RunResult.model_validate(
+        {
+            "suite_version": "0",
+            "adapter": {},
+            "options": {},
+            "started_at": "",
+            "finished_at": "",
+            "catalogue": [],
+            "cases": [],
+        }
+    )
+    assert "interrupted" not in result.to_json()
+    assert RunResult.from_json(result.to_json()).interrupted is None
