@@ -15,8 +15,11 @@ import asyncio
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from types import FrameType
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -28,6 +31,9 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: signal.Signals) -> None:
         super().__init__(signum.name)
         self.signum = signum
+
+    def __reduce__(self) -> tuple[type[Interrupted], tuple[signal.Signals]]:
+        return Interrupted, (self.signum,)  # as a worker process's result, say
 
     @property
     def exit_code(self) -> int:
@@ -85,8 +91,24 @@ class Interruption:
         assert self.signal is not None
         return self.signal
 
+    async def unless_signalled(self, work: Awaitable[_T]) -> _T:
+        """``work``'s result; if a stopping signal comes first, ``work`` is cancelled (and
+        waited for) and :class:`Interrupted` raised."""
+        working = asyncio.ensure_future(work)
+        waiting = asyncio.ensure_future(self.signalled())
+        try:
+            await asyncio.wait({working, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            if not working.done():
+                working.cancel()
+                await asyncio.wait({working})
+        if working.cancelled():
+            self.raise_if_signalled()
+        return working.result()
+
     def raise_if_signalled(self) -> None:
-        """Raise :class:`Interrupted` if a stopping signal came (for code in other threads)."""
+        """Raise :class:`Interrupted` if a stopping signal came: where deferred code stops."""
         if self.signal is not None:
             raise Interrupted(self.signal)
 

@@ -50,9 +50,12 @@ def run_signalled(
     *,
     cwd: Path = REPO,
     timeout_s: float = 60.0,
+    to_group: bool = False,
 ) -> Stopped:
-    """Start ``python -m conformance args``; once ``started()`` holds, send ``signals`` to
-    it (0.2 s apart); wait for its exit."""
+    """Start ``python -m conformance args`` in a session of its own; once ``started()``
+    holds, send ``signals`` (0.2 s apart) to it, or with ``to_group`` to its process group
+    (as a terminal's Ctrl-C reaches every process of the foreground job); wait for its
+    exit."""
     token = secrets.token_hex(8)
     process = subprocess.Popen(
         [sys.executable, "-m", "conformance", *map(str, args)],
@@ -61,6 +64,7 @@ def run_signalled(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + timeout_s
@@ -71,7 +75,10 @@ def run_signalled(
         for number, signum in enumerate(signals):
             if number:
                 time.sleep(0.2)
-            process.send_signal(signum)
+            if to_group:
+                os.killpg(process.pid, signum)
+            else:
+                process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=timeout_s)
     finally:
         if process.poll() is None:

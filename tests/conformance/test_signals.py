@@ -4,6 +4,7 @@ one line on stderr, exit 130 or 143, nothing left running (issue 23, "Signals").
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 
@@ -117,3 +118,38 @@ def test_a_run_that_was_not_interrupted_says_nothing_of_it(tmp_path: Path) -> No
     )
     assert "interrupted" not in result.to_json()
     assert RunResult.from_json(result.to_json()).interrupted is None
+
+
+@pytest.mark.parametrize(
+    ("signals", "to_group", "code"),
+    [
+        ((signal.SIGTERM,), False, 143),  # kill PID: the parent alone
+        ((signal.SIGINT, signal.SIGINT), True, 130),  # Ctrl-C twice: every worker too
+    ],
+)
+def test_a_signalled_fuzz_stops_its_workers_and_their_adapters(
+    tmp_path: Path, signals: tuple[signal.Signals, ...], to_group: bool, code: int
+) -> None:
+    log = tmp_path / "cases.log"
+    stopped = run_signalled(
+        [
+            "fuzz",
+            "--adapter-cmd",
+            sleepy_adapter(log, slow_s=0.05),
+            "--jobs",
+            "2",
+            "--save-failures",
+            tmp_path / "failures",
+        ],
+        lines_in(log, 20),
+        signals,
+        to_group=to_group,
+    )
+    assert stopped.returncode == code, stopped.stderr
+    families = re.fullmatch(
+        rf"interrupted by {signals[0].name} after (\d+) of (\d+) families; (.*)",
+        stopped.stderr_lines[-1],
+    )
+    assert families is not None, stopped.stderr
+    assert len(stopped.stderr_lines) == 1, stopped.stderr  # no traceback, from any process
+    assert stopped.survivors == [], "workers, adapters, sleepers, resource tracker all gone"
