@@ -13,6 +13,7 @@ import json
 import re
 from collections import Counter
 from importlib import metadata
+from signal import Signals
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -112,6 +113,12 @@ class RunInterruption(_Result):
 
     signal: str  # "SIGINT" or "SIGTERM"
     cases_selected: int  # how many the run was to run
+
+    @classmethod
+    def by(cls, signum: Signals | None, cases_selected: int) -> RunInterruption | None:
+        """The interruption of a run of ``cases_selected`` cases that ``signum`` stopped;
+        None when no signal came."""
+        return None if signum is None else cls(signal=signum.name, cases_selected=cases_selected)
 
     def describe(self, cases_run: int) -> str:
         return f"interrupted by {self.signal} after {cases_run} of {self.cases_selected} cases"

@@ -160,11 +160,7 @@ async def run_judged(
         judged[position] = judge_all(not_run)
     finished = _now()
     stopped = None if interruption is None else interruption.signal
-    interrupted = (
-        None
-        if stopped is None
-        else RunInterruption(signal=stopped.name, cases_selected=len(scenarios))
-    )
+    interrupted = RunInterruption.by(stopped, len(scenarios))
     return {
         contract: RunResult(
             suite_version=suite_version(),

@@ -96,6 +96,13 @@ def lines_in(path: Path, count: int) -> Callable[[], bool]:
     return enough
 
 
+def after(seconds: float) -> Callable[[], bool]:
+    """Whether ``seconds`` have passed since this was called (for a command that shows no
+    progress it can be watched by)."""
+    deadline = time.monotonic() + seconds
+    return lambda: time.monotonic() >= deadline
+
+
 def _survivors(token: str, settle_s: float = 3.0) -> list[int]:
     """The processes still carrying ``token`` once ``settle_s`` has passed (a killed process
     takes a moment to be reaped by init)."""

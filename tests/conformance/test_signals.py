@@ -9,7 +9,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from signalled import lines_in, run_signalled, sleepy_adapter
+from signalled import after, lines_in, run_signalled, sleepy_adapter
+from test_gateway import _free_port as free_port, example_gateway
 
 from conformance.options import bundled_fixtures
 from conformance.report import compare_baseline, read_baseline
@@ -153,3 +154,33 @@ def test_a_signalled_fuzz_stops_its_workers_and_their_adapters(
     assert families is not None, stopped.stderr
     assert len(stopped.stderr_lines) == 1, stopped.stderr  # no traceback, from any process
     assert stopped.survivors == [], "workers, adapters, sleepers, resource tracker all gone"
+
+
+def test_a_signalled_gateway_run_writes_the_cases_that_ended(tmp_path: Path) -> None:
+    port, results = free_port(), tmp_path / "r.json"
+    with example_gateway(port, "passthrough") as url:
+        stopped = run_signalled(
+            [
+                "gateway",
+                "--gateway-url",
+                url,
+                "--upstream-port",
+                str(port),
+                "--jobs",
+                "1",
+                "--json",
+                results,
+            ],
+            after(4.0),
+            (signal.SIGTERM,),
+        )
+    assert stopped.returncode == 143, stopped.stderr
+    result = RunResult.from_json(results.read_bytes())
+    assert result.interrupted is not None
+    selected = result.interrupted.cases_selected
+    assert 0 < len(result.cases) < selected
+    assert stopped.stderr_lines == [
+        f"interrupted by SIGTERM after {len(result.cases)} of {selected} cases; "
+        f"results so far in {results}"
+    ]
+    assert stopped.survivors == []
