@@ -184,3 +184,20 @@ def test_a_signalled_gateway_run_writes_the_cases_that_ended(tmp_path: Path) -> 
         f"results so far in {results}"
     ]
     assert stopped.survivors == []
+
+
+def test_signalled_mutants_show_the_mutants_that_ended() -> None:
+    starter = bundled_fixtures() / "starter"  # 80 mutants over it take about a minute
+    stopped = run_signalled(
+        ["mutants", "--fixtures", starter, "--jobs", "2"], after(20.0), (signal.SIGINT,)
+    )
+    assert stopped.returncode == 130, stopped.stderr
+    ended = re.fullmatch(
+        r"interrupted by SIGINT after (\d+) of (\d+) mutants; nothing written",
+        stopped.stderr_lines[-1],
+    )
+    assert ended is not None, stopped.stderr
+    assert len(stopped.stderr_lines) == 1, stopped.stderr
+    assert 0 < int(ended[1]) < int(ended[2])
+    assert "mutant" in stopped.stdout  # the kill table of those that ended
+    assert stopped.survivors == []
