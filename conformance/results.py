@@ -121,7 +121,10 @@ class RunInterruption(_Result):
         return None if signum is None else cls(signal=signum.name, cases_selected=cases_selected)
 
     def describe(self, cases_run: int) -> str:
-        return f"interrupted by {self.signal} after {cases_run} of {self.cases_selected} cases"
+        return f"interrupted by {self.signal} {self.progress(cases_run)}"
+
+    def progress(self, cases_run: int) -> str:
+        return f"after {cases_run} of {self.cases_selected} cases"
 
 
 class RunResult(_Result):

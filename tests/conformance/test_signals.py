@@ -201,3 +201,23 @@ def test_signalled_mutants_show_the_mutants_that_ended() -> None:
     assert 0 < int(ended[1]) < int(ended[2])
     assert "mutant" in stopped.stdout  # the kill table of those that ended
     assert stopped.survivors == []
+
+
+def test_a_signalled_matrix_column_saves_the_cases_that_ended(tmp_path: Path) -> None:
+    stopped = run_signalled(
+        ["matrix", "column", "openai", "--out", tmp_path, "--jobs", "1"],
+        after(4.0),
+        (signal.SIGTERM,),
+    )
+    assert stopped.returncode == 143, stopped.stderr
+    harness, interop = tmp_path / "openai.harness.json", tmp_path / "openai.interop.json"
+    result = RunResult.from_json(harness.read_bytes())
+    assert result.interrupted is not None
+    assert 0 < len(result.cases) < result.interrupted.cases_selected
+    assert RunResult.from_json(interop.read_bytes()).interrupted == result.interrupted
+    assert not (tmp_path / "openai.retry.harness.json").exists()  # the profile never ran
+    assert stopped.stderr_lines[-1] == (
+        f"interrupted by SIGTERM {result.interrupted.progress(len(result.cases))} in the column "
+        f"openai; results so far in {harness}, {interop}"
+    )
+    assert stopped.survivors == []
