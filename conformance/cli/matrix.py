@@ -203,7 +203,7 @@ async def _run(
     options: RunOptions,
     contracts: Sequence[Contract],
     jobs: int,
-    interruption: Interruption,
+    interruption: Interruption | None = None,
 ) -> dict[Contract, RunResult]:
     try:
         session = await shim.open(options)
