@@ -3,8 +3,10 @@
 The first signal is recorded (:attr:`Interruption.signal`) and then reaches the command in
 one of two ways. Async code that waits on :meth:`Interruption.signalled` is woken on its own
 loop (from any thread) and winds down itself, keeping its results; code in the main thread
-that does not wait (synchronous work, or a block under :meth:`Interruption.deferred`) gets
-:class:`Interrupted` raised where it is, unless a deferred block said it looks for itself.
+that does not wait gets a KeyboardInterrupt raised where it is, as for a Ctrl-C (so that
+what passes one through, asyncio's callbacks, Hypothesis, ``except Exception``, passes this
+through too), unless it is in a block under :meth:`Interruption.deferred`, whose code looks
+for itself (:meth:`Interruption.raise_if_signalled`).
 Every later signal is ignored: the stop is under way and bounded (adapter trees are killed,
 workers are ended), and a second Ctrl-C must not turn it into tracebacks.
 """
@@ -22,22 +24,6 @@ from typing import TypeVar
 _T = TypeVar("_T")
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Interrupted(KeyboardInterrupt):
-    """A stop by SIGINT or SIGTERM. A KeyboardInterrupt, so that what passes Ctrl-C through
-    (asyncio's callbacks, Hypothesis, ``except Exception``) passes this through too."""
-
-    def __init__(self, signum: signal.Signals) -> None:
-        super().__init__(signum.name)
-        self.signum = signum
-
-    def __reduce__(self) -> tuple[type[Interrupted], tuple[signal.Signals]]:
-        return Interrupted, (self.signum,)  # as a worker process's result, say
-
-    @property
-    def exit_code(self) -> int:
-        return exit_code(self.signum)
 
 
 def exit_code(signum: signal.Signals) -> int:
@@ -93,7 +79,7 @@ class Interruption:
 
     async def unless_signalled(self, work: Awaitable[_T]) -> _T:
         """``work``'s result; if a stopping signal comes first, ``work`` is cancelled (and
-        waited for) and :class:`Interrupted` raised."""
+        waited for) and KeyboardInterrupt raised."""
         working = asyncio.ensure_future(work)
         waiting = asyncio.ensure_future(self.signalled())
         try:
@@ -108,9 +94,9 @@ class Interruption:
         return working.result()
 
     def raise_if_signalled(self) -> None:
-        """Raise :class:`Interrupted` if a stopping signal came: where deferred code stops."""
+        """Raise KeyboardInterrupt if a stopping signal came: where deferred code stops."""
         if self.signal is not None:
-            raise Interrupted(self.signal)
+            raise KeyboardInterrupt(self.signal.name)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signal is not None:
@@ -122,4 +108,4 @@ class Interruption:
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
                 loop.call_soon_threadsafe(event.set)
         if not self._deferred:
-            raise Interrupted(self.signal)
+            raise KeyboardInterrupt(self.signal.name)

@@ -15,6 +15,7 @@ from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
 from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 from fakeprovider.wire import EncodeError
 
 from ..gateway.runner import (
@@ -34,7 +35,6 @@ from .console import (
     terminal,
     visible,
 )
-from .interrupts import exit_interrupted, stops_on_signals, written
 from .options import (
     ExitCode,
     SetupError,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
@@ -24,8 +25,9 @@ from rich.table import Table
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.files import write_atomic
 from fakeprovider.fixtures import fixture_yaml
-from fakeprovider.interrupts import Interrupted, Interruption
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError
 from ..invariants import CATALOGUE
@@ -45,7 +47,6 @@ from ..strategies.profiles import PROFILES
 from ..verdicts import Contract, reading_order
 from .console import VERDICT_STYLE, terminal, transient_progress, visible
 from .heap import setup_frozen
-from .interrupts import exit_interrupted, stops_on_signals, written
 from .options import (
     SetupError,
     contract_option,
@@ -186,7 +187,7 @@ def fuzz(
     console = terminal()
     runs: list[FamilyRun] = []
     selected: list[tuple[DialectId, str]] = []
-    stopped: Interrupted | None = None
+    stopped: signal.Signals | None = None
     # A signal is heeded where a case or a family can stop (CaseRunner, check_families),
     # so that closing the session and the workers is never cut short.
     with interruption.deferred(), ExitStack() as stack:
@@ -235,12 +236,12 @@ def fuzz(
             )
         try:
             _print_families(console, checked, runs, save_failures, seed, profile, runner.invocation)
-        except Interrupted as stop:
-            stopped = stop
+        except KeyboardInterrupt:  # a signal stopped a family: those that ended stand
+            stopped = interruption.signal or signal.SIGINT
     console.print(_summary(runs))
     if stopped is not None:
         progress = f"after {len(runs)} of {len(selected)} families"
-        exit_interrupted(stopped.signum, written([save_failures]), progress)
+        exit_interrupted(stopped, written([save_failures]), progress)
     exit_judged(not all(run.passed for run in runs))
 
 

@@ -25,6 +25,7 @@ import click
 from fakeprovider.files import write_atomic
 from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError
 from ..adapters.thirdparty import SHIMS, NodeShim, Shim
@@ -52,7 +53,6 @@ from ..results import RunResult
 from ..run.runner import run_judged
 from ..verdicts import CONTRACTS, Contract
 from .console import terminal
-from .interrupts import exit_interrupted, stops_on_signals, written
 from .options import (
     InputError,
     SetupError,

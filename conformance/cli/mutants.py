@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from fakeprovider.interrupts import Interruption
+from fakeprovider.stopping import exit_interrupted, stops_on_signals
 
 from ..adapters.mutants import MUTANTS
 from ..options import RunOptions
 from ..run.kill_table import kill_table
 from .console import render_kill_table, render_mutant_list, terminal
-from .interrupts import exit_interrupted, stops_on_signals
 from .options import exit_judged, fixtures_option, jobs_option, selected_scenarios
 
 

@@ -12,6 +12,7 @@ from fakeprovider.dialects import DialectId
 from fakeprovider.files import write_atomic
 from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError, AdapterSession
 from ..adapters.loading import adapter_invocation, open_session
@@ -22,7 +23,6 @@ from ..run.runner import run_suite
 from ..verdicts import Contract
 from .console import controls_shown, print_summary, terminal, transient_progress
 from .heap import setup_frozen
-from .interrupts import exit_interrupted, stops_on_signals, written
 from .options import (
     InputError,
     SetupError,

@@ -52,7 +52,7 @@ class CaseRunner:
 
     ``transport`` None picks in process when the adapter can take it, loopback otherwise.
     With an ``interruption``, a stopping signal raises
-    :class:`~fakeprovider.interrupts.Interrupted` from :meth:`observe` (the case in flight
+    KeyboardInterrupt from :meth:`observe` (the case in flight
     cancelled), in whatever thread the runner runs.
     """
 

@@ -78,7 +78,7 @@ def fuzz_settings(profile: str, max_examples: int | None) -> hypothesis.settings
 
 def check_family_job(job: FamilyJob) -> FamilyRun:
     """Check ``job.family`` with an adapter session and a provider of its own; a stopping
-    signal raises :class:`~fakeprovider.interrupts.Interrupted` once the session is closed."""
+    signal raises KeyboardInterrupt once the session is closed."""
     interruption = Interruption()
     with interruption.caught(), interruption.deferred():
         for name in job.modules:  # what Hypothesis draws from: as in the parent
@@ -114,8 +114,8 @@ def check_families(
     this one goes on handing out jobs) and ``processes - 1`` spawned workers, each taking the
     next job as it becomes free, the slow families first. A job's exception (an adapter that
     does not load) is raised once the running jobs have ended. A stopping signal
-    ``interruption`` catches raises :class:`~fakeprovider.interrupts.Interrupted` once the
-    workers have stopped their families and ended.
+    ``interruption`` catches raises KeyboardInterrupt once the workers have stopped their
+    families and ended.
     """
     pending = deque(sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position])))
     workers = min(processes, len(jobs)) - 1

@@ -51,17 +51,20 @@ def run_signalled(
     cwd: Path = REPO,
     timeout_s: float = 60.0,
     to_group: bool = False,
+    module: str = "conformance",
+    stdout: Path | None = None,
 ) -> Stopped:
-    """Start ``python -m conformance args`` in a session of its own; once ``started()``
+    """Start ``python -m <module> args`` in a session of its own; once ``started()``
     holds, send ``signals`` (0.2 s apart) to it, or with ``to_group`` to its process group
     (as a terminal's Ctrl-C reaches every process of the foreground job); wait for its
-    exit."""
+    exit. ``stdout``: a file for its output, to watch as it runs."""
     token = secrets.token_hex(8)
+    output = None if stdout is None else stdout.open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "conformance", *map(str, args)],
+        [sys.executable, "-m", module, *map(str, args)],
         cwd=cwd,
         env={**os.environ, MARKER: token},
-        stdout=subprocess.PIPE,
+        stdout=subprocess.PIPE if output is None else output,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
@@ -79,12 +82,15 @@ def run_signalled(
                 os.killpg(process.pid, signum)
             else:
                 process.send_signal(signum)
-        stdout, stderr = process.communicate(timeout=timeout_s)
+        out, stderr = process.communicate(timeout=timeout_s)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
-    return Stopped(process.returncode, stdout, stderr, _survivors(token))
+        if output is not None:
+            output.close()
+    shown = out if stdout is None else stdout.read_text()
+    return Stopped(process.returncode, shown, stderr, _survivors(token))
 
 
 def lines_in(path: Path, count: int) -> Callable[[], bool]:

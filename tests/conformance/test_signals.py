@@ -171,7 +171,7 @@ def test_a_signalled_gateway_run_writes_the_cases_that_ended(tmp_path: Path) -> 
                 "--json",
                 results,
             ],
-            after(4.0),
+            after(10.0),  # it shows no progress to watch; its run takes far longer
             (signal.SIGTERM,),
         )
     assert stopped.returncode == 143, stopped.stderr
@@ -206,7 +206,7 @@ def test_signalled_mutants_show_the_mutants_that_ended() -> None:
 def test_a_signalled_matrix_column_saves_the_cases_that_ended(tmp_path: Path) -> None:
     stopped = run_signalled(
         ["matrix", "column", "openai", "--out", tmp_path, "--jobs", "1"],
-        after(4.0),
+        after(10.0),
         (signal.SIGTERM,),
     )
     assert stopped.returncode == 143, stopped.stderr
@@ -221,3 +221,20 @@ def test_a_signalled_matrix_column_saves_the_cases_that_ended(tmp_path: Path) ->
         f"openai; results so far in {harness}, {interop}"
     )
     assert stopped.survivors == []
+
+
+def test_fakeprovider_serve_stops_on_a_signal_with_one_line(tmp_path: Path) -> None:
+    announced = tmp_path / "out"
+
+    def listening() -> bool:
+        return announced.exists() and "listening on" in announced.read_text()
+
+    stopped = run_signalled(
+        ["serve", "--port", "0", "--fixtures", bundled_fixtures() / "starter"],
+        listening,
+        (signal.SIGINT, signal.SIGINT),
+        module="fakeprovider",
+        stdout=announced,
+    )
+    assert stopped.returncode == 130
+    assert stopped.stderr_lines == ["interrupted by SIGINT; stopped serving"]

@@ -1,5 +1,6 @@
-"""SIGINT and SIGTERM around a command: one line on stderr and exit 130 or 143, never
-click's "Aborted!" (exit 1, the not-conformant code) nor a traceback.
+"""SIGINT and SIGTERM around a command (``conformance``'s and ``fakeprovider``'s): one line
+on stderr and exit 130 or 143, never click's "Aborted!" (exit 1, conformance's
+not-conformant code) nor a traceback.
 
 A command decorated with :func:`stops_on_signals` gets the process's
 :class:`~fakeprovider.interrupts.Interruption` as its ``interruption`` argument. What it
@@ -17,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from fakeprovider.interrupts import Interrupted, Interruption, exit_code
+from .interrupts import Interruption, exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,8 +32,8 @@ def stops_on_signals(command: F) -> F:
         with interruption.caught():
             try:
                 return command(*args, interruption=interruption, **kwargs)
-            except Interrupted as stop:
-                exit_interrupted(stop.signum)
+            except KeyboardInterrupt:  # a signal's, or a worker's that a signal stopped
+                exit_interrupted(interruption.signal or signal.SIGINT)
 
     return stoppable  # type: ignore[return-value]
 
