@@ -13,6 +13,7 @@ import json
 import re
 from collections import Counter
 from importlib import metadata
+from signal import Signals
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -107,6 +108,25 @@ class CaseResult(_Result):
         return worst(v.verdict for v in self.verdicts.values())
 
 
+class RunInterruption(_Result):
+    """A run stopped by a signal: the cases that ended before it are the run's cases."""
+
+    signal: str  # "SIGINT" or "SIGTERM"
+    cases_selected: int  # how many the run was to run
+
+    @classmethod
+    def by(cls, signum: Signals | None, cases_selected: int) -> RunInterruption | None:
+        """The interruption of a run of ``cases_selected`` cases that ``signum`` stopped;
+        None when no signal came."""
+        return None if signum is None else cls(signal=signum.name, cases_selected=cases_selected)
+
+    def describe(self, cases_run: int) -> str:
+        return f"interrupted by {self.signal} {self.progress(cases_run)}"
+
+    def progress(self, cases_run: int) -> str:
+        return f"after {cases_run} of {self.cases_selected} cases"
+
+
 class RunResult(_Result):
     schema_id: Literal["streamconform.results"] = Field(default=SCHEMA, alias="schema")
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -118,6 +138,9 @@ class RunResult(_Result):
     contract: Contract = "harness"  # the contract the verdicts were judged under
     catalogue: list[CatalogueEntry]
     cases: list[CaseResult]
+    # Set when a signal stopped the run: the cases then are those that ended before it, and
+    # a baseline comparison sees the others as not judged, never as fixed.
+    interrupted: RunInterruption | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -146,7 +169,9 @@ class RunResult(_Result):
         return self.counts()["fail"] > 0
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, indent=2)
+        # A run that ran to its end says nothing of interruption: its file reads as before.
+        unset = {"interrupted"} if self.interrupted is None else None
+        return self.model_dump_json(by_alias=True, indent=2, exclude=unset)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> RunResult:

@@ -74,6 +74,7 @@ def print_summary(
         f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
         f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract"
     )
+    print_interrupted(console, result)
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
         if not verbose and not any(counts.values()):
@@ -88,6 +89,13 @@ def print_summary(
     if diff is not None:
         console.print(format_baseline(diff), markup=False, highlight=False)
     print_totals(console, result, diff)
+
+
+def print_interrupted(console: Console, result: RunResult) -> None:
+    """Say that a signal stopped the run, if one did."""
+    if result.interrupted is not None:
+        stopped = result.interrupted.describe(len(result.cases))
+        console.print(f"[bold yellow]{stopped}[/]: the cases that did not end are not counted")
 
 
 def _dialect_counts(result: RunResult) -> str:

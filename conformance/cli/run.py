@@ -10,7 +10,9 @@ import click
 
 from fakeprovider.dialects import DialectId
 from fakeprovider.files import write_atomic
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError, AdapterSession
 from ..adapters.loading import adapter_invocation, open_session
@@ -96,6 +98,7 @@ from .options import (
     is_flag=True,
     help="List every invariant, exercised or not, and every case's retries.",
 )
+@stops_on_signals
 def run(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -118,11 +121,14 @@ def run(
     seed: int | None,
     jobs: int,
     verbose: bool,
+    interruption: Interruption,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
     Exits 0 only when no verdict is a failure (with --baseline: none got worse and no
     failure changed its cause; with --baseline-strict also no baseline failure now passes).
+    SIGINT or SIGTERM stops it: the results of the cases that ended are written, marked
+    interrupted (the baseline is not rewritten), and it exits 130 or 143.
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
@@ -143,30 +149,40 @@ def run(
         contract=contract,
         transport=transport,
     )
-    try:  # the runner checks every case's retry_policy before the first case
-        with setup_frozen():
-            result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
-    except RetryPolicyError as error:
-        raise InputError(str(error)) from None
-    if generate:
-        result.options |= {"generated": generate, "seed": seed}
-    console = terminal()
-    diff = None if known is None else compare_baseline(result, known, strict=baseline_strict)
-    print_summary(console, result, diff, verbose=verbose)
-    write_outputs(console, result, json_path, report_dir)
-    write_ci_files(
-        console,
-        result,
-        diff,
-        summary_path=summary_path,
-        fixtures=fixture_paths,
-        json_path=json_path,
-        report_dir=report_dir,
-    )
-    if write_baseline is not None:
-        write_baseline.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(write_baseline, Baseline.of(result).to_json())
-        console.print(f"baseline: {write_baseline}", markup=False)
+    # From here on a signal stops the cases, not the command: what ran is still written.
+    with interruption.deferred():
+        try:  # the runner checks every case's retry_policy before the first case
+            with setup_frozen():
+                result = asyncio.run(
+                    _run(adapter_target, adapter_cmd, scenarios, options, jobs, interruption)
+                )
+        except RetryPolicyError as error:
+            raise InputError(str(error)) from None
+        if generate:
+            result.options |= {"generated": generate, "seed": seed}
+        console = terminal()
+        diff = None if known is None else compare_baseline(result, known, strict=baseline_strict)
+        print_summary(console, result, diff, verbose=verbose)
+        write_outputs(console, result, json_path, report_dir)
+        write_ci_files(
+            console,
+            result,
+            diff,
+            summary_path=summary_path,
+            fixtures=fixture_paths,
+            json_path=json_path,
+            report_dir=report_dir,
+        )
+        if write_baseline is not None and result.interrupted is None:
+            write_baseline.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(write_baseline, Baseline.of(result).to_json())
+            console.print(f"baseline: {write_baseline}", markup=False)
+    if interruption.signal is not None:
+        kept = written([json_path, report_dir, summary_path])
+        if write_baseline is not None and result.interrupted is not None:
+            kept += f" ({write_baseline} not rewritten)"
+        progress = f"after {len(result.cases)} of {len(scenarios)} cases"
+        exit_interrupted(interruption.signal, kept, progress)
     exit_judged(fails_gate(result, diff))
 
 
@@ -184,6 +200,7 @@ async def _run(
     scenarios: list[Scenario],
     options: RunOptions,
     jobs: int,
+    interruption: Interruption,
 ) -> RunResult:
     session = await _open_session(target, command, options)
     try:
@@ -202,6 +219,7 @@ async def _run(
                 on_case=advance,
                 invocation=adapter_invocation(target, command),
                 jobs=jobs,
+                interruption=interruption,
             )
     finally:
         await session.close()

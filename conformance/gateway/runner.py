@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from fakeprovider.redaction import redacted_headers
 from fakeprovider.registry import ScenarioRegistry
@@ -28,7 +29,7 @@ from ..invariants.evidence import ObservedAttempt
 from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
 from ..oracle import expected_attempt
-from ..results import CaseResult, RunResult, suite_version
+from ..results import CaseResult, RunInterruption, RunResult, suite_version
 from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
 from ..run.schedule import CaseSchedule, run_scheduled
@@ -100,9 +101,12 @@ async def run_gateway(
     *,
     on_case: Callable[[CaseResult], None] | None = None,
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> RunResult:
     """Send every scenario's request through the gateway and judge its answer, ``jobs``
-    requests at a time (the longest first); the results keep scenario order."""
+    requests at a time (the longest first); the results keep scenario order. A signal
+    ``interruption`` catches stops it: the results hold the cases that ended, marked
+    interrupted."""
     started = _now()
     upstream_provider = fake_provider(
         ScenarioRegistry(scenarios),
@@ -127,7 +131,9 @@ async def run_gateway(
                 on_case(result)
             return 0  # no budget of kept bytes here
 
-        await run_scheduled(CaseSchedule(order), jobs, run_case)
+        stop = None if interruption is None else interruption.signalled()
+        await run_scheduled(CaseSchedule(order), jobs, run_case, stop)
+    stopped = None if interruption is None else interruption.signal
     return RunResult(
         suite_version=suite_version(),
         adapter={
@@ -149,6 +155,7 @@ async def run_gateway(
         finished_at=_now(),
         catalogue=catalogue(),
         cases=[case for case in cases if case is not None],
+        interrupted=RunInterruption.by(stopped, len(scenarios)),
     )
 
 

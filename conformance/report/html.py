@@ -276,6 +276,7 @@ class Header:
     counts: dict[Verdict, int]
     cases: int
     attention: int
+    interrupted: str  # "interrupted by SIGTERM after 37 of 307 cases", or ""
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,9 @@ def _header(result: RunResult, attention: int) -> Header:
         counts=counts,
         cases=len(result.cases),
         attention=attention,
+        interrupted=(
+            "" if result.interrupted is None else result.interrupted.describe(len(result.cases))
+        ),
     )
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECTS
+from fakeprovider.interrupts import Interruption
 from fakeprovider.registry import RequestRecord, ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
@@ -34,6 +35,7 @@ from ..results import (
     InvariantVerdict,
     RetrySummary,
     RetryWait,
+    RunInterruption,
     RunResult,
     suite_version,
 )
@@ -79,10 +81,11 @@ async def run_suite(
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> RunResult:
     """Run every scenario as a case; ``invocation`` is how to name the adapter on a
     command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers; ``jobs`` cases
-    at a time (see :func:`run_judged`)."""
+    at a time, until ``interruption`` says stop (see :func:`run_judged`)."""
     runs = await run_judged(
         session,
         scenarios,
@@ -91,6 +94,7 @@ async def run_suite(
         on_case=on_case,
         invocation=invocation,
         jobs=jobs,
+        interruption=interruption,
     )
     return runs[options.contract]
 
@@ -104,6 +108,7 @@ async def run_judged(
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> dict[Contract, RunResult]:
     """Run every scenario once and judge what each case showed under each of ``contracts``:
     one result per contract, all of the same observed behaviour (``options.contract`` is
@@ -112,6 +117,10 @@ async def run_judged(
     With ``jobs`` above 1, that many cases are in flight at once, the longest (by their
     scenarios' scripted waits) started first; the results list the cases in scenario order
     and leave out the same cases past ``MAX_RUN_BYTES`` as a run of one case at a time.
+
+    A signal ``interruption`` catches stops the run: the cases in flight are cancelled (a
+    subprocess adapter's process trees are killed as the session closes), and the results
+    hold the cases that ended before it, marked interrupted.
     """
     started = _now()
     policy = effective_policy(session, options)
@@ -144,11 +153,14 @@ async def run_judged(
                 on_case(judged[position][contracts[0]])
             return observed.run.kept_bytes
 
-        await run_scheduled(schedule, jobs, run_case)
+        stop = None if interruption is None else interruption.signalled()
+        await run_scheduled(schedule, jobs, run_case, stop)
     for position in schedule.left_out:  # those that ran before that was known too
         not_run = not_run_case(session.hello, scenarios[position], sent[position])
         judged[position] = judge_all(not_run)
     finished = _now()
+    stopped = None if interruption is None else interruption.signal
+    interrupted = RunInterruption.by(stopped, len(scenarios))
     return {
         contract: RunResult(
             suite_version=suite_version(),
@@ -165,7 +177,8 @@ async def run_judged(
             started_at=started,
             finished_at=finished,
             catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
-            cases=[results[contract] for results in judged],
+            cases=[results[contract] for results in judged if results],
+            interrupted=interrupted,
         )
         for contract in contracts
     }

@@ -32,7 +32,9 @@ Flags: --no-hello (never greets), --protocol N (greets with that version),
 --silent-restart PATH (the same, but a restart stays alive and silent instead of exiting),
 --ignore-eof (keeps running after stdin closes, until a signal ends it),
 --delegate (normal cases are run by the example adapter, with its capabilities),
---hello-name NAME (greets with that name).
+--hello-name NAME (greets with that name), --sleepers (starts a sleeping child in its
+group and one that escapes it, both left running), --slow S (every case waits S seconds
+first), --cases-log PATH (appends each case's id to PATH as it starts).
 """
 
 import importlib.util
@@ -77,7 +79,8 @@ def hang(case: str) -> None:
     time.sleep(60)
 
 
-def escape(case: str) -> None:
+def abandon_sleeper() -> int:
+    """A `sleep` that leaves our session and process group; its pid."""
     reader, writer = os.pipe()
     if os.fork() == 0:  # the child: a session of its own, then a grandchild it abandons
         os.setsid()
@@ -89,6 +92,11 @@ def escape(case: str) -> None:
     os.close(writer)
     escaped = int(os.read(reader, 32))
     os.wait()  # the child has exited: the grandchild is nobody's child of ours any more
+    return escaped
+
+
+def escape(case: str) -> None:
+    escaped = abandon_sleeper()
     sys.stderr.write(f"escaped={escaped}\n")
     sys.stderr.flush()
     if "hang" in case:
@@ -262,8 +270,18 @@ def main() -> None:
         if "--no-hello" in sys.argv or "--silent-restart" in sys.argv:
             time.sleep(60)  # silent but alive: the suite must time out, not wait
         sys.exit(1)
+    if "--sleepers" in sys.argv:
+        subprocess.Popen(["sleep", "60"])
+        abandon_sleeper()
+    slow = float(sys.argv[sys.argv.index("--slow") + 1]) if "--slow" in sys.argv else 0.0
+    log = sys.argv[sys.argv.index("--cases-log") + 1] if "--cases-log" in sys.argv else None
     for line in sys.stdin:
-        handle(json.loads(line), example)
+        message = json.loads(line)
+        if log is not None:
+            with open(log, "a") as cases:
+                cases.write(f"{message['case']}\n")
+        time.sleep(slow)
+        handle(message, example)
     if "--ignore-eof" in sys.argv:
         time.sleep(60)
 
