@@ -362,9 +362,13 @@ async def _observe_once(
 def not_run_case(hello: Hello, scenario: Scenario, case: RunCase) -> ObservedCase:
     """A case left out because the run's results reached ``MAX_RUN_BYTES``: a protocol
     error that never reached the adapter or the provider."""
-    cap = byte_count(MAX_RUN_BYTES)
-    detail = f"not run: the run's results reached {cap} (MAX_RUN_BYTES)"
-    return observation(hello, scenario, case, CaseRun(status="protocol-error", detail=detail))
+    run = CaseRun(status="protocol-error", detail=not_run_detail())
+    return observation(hello, scenario, case, run)
+
+
+def not_run_detail() -> str:
+    """Why a case past the run's budget did not run."""
+    return f"not run: the run's results reached {byte_count(MAX_RUN_BYTES)} (MAX_RUN_BYTES)"
 
 
 def observation(
