@@ -101,6 +101,10 @@ class CaseResult(_Result):
     # The wire of the case's scenario, left out for chat-completions: a chat case's result
     # reads as it did before dialects (optional within schema version 1).
     dialect: str | None = Field(default=None, exclude_if=lambda dialect: dialect is None)
+    # Bytes left out by kind (events, stderr, request-bodies, gateway-capture) to keep the
+    # case within MAX_CASE_BYTES (conformance.kept); absent when nothing was cut (optional
+    # within schema version 1).
+    cut: dict[str, int] = Field(default_factory=dict, exclude_if=lambda cut: not cut)
 
     @property
     def worst(self) -> Verdict | None:

@@ -219,6 +219,19 @@ def validate_fixtures(
     return valid, problems
 
 
+def fixture_text_problems(path: Path, text: str) -> list[FixtureProblem]:
+    """What ``fakeprovider validate`` would find in ``text`` saved as ``path`` on its own
+    (its size, YAML, scenario and streams' encoding): the recording proxy writes only a
+    fixture it would accept."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_FIXTURE_BYTES:
+        return [_too_large(path, size)]
+    try:
+        return _encoding_problems(_fixture(path, text))
+    except FixtureError as error:
+        return error.problems
+
+
 def _read_fixtures(roots: Iterable[str | Path]) -> tuple[list[Fixture], list[FixtureProblem]]:
     fixtures: list[Fixture] = []
     problems: list[FixtureProblem] = []
@@ -266,18 +279,16 @@ def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_FIXTURE_BYTES:
-            raise FixtureError(
-                [
-                    FixtureProblem(
-                        path, "", f"{size} bytes; fixtures are at most {MAX_FIXTURE_BYTES}"
-                    )
-                ]
-            )
+            raise FixtureError([_too_large(path, size)])
         return path.read_text(encoding="utf-8")
     except OSError as error:
         raise FixtureError([FixtureProblem(path, "", error.strerror or str(error))]) from None
     except UnicodeDecodeError as error:
         raise FixtureError([FixtureProblem(path, "", f"not UTF-8 text ({error.reason})")]) from None
+
+
+def _too_large(path: Path, size: int) -> FixtureProblem:
+    return FixtureProblem(path, "", f"{size} bytes; fixtures are at most {MAX_FIXTURE_BYTES}")
 
 
 def _parse_fixture_text(path: Path, text: str) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:

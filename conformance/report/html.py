@@ -28,6 +28,7 @@ import markupsafe
 from fakeprovider.dialects import DEFAULT_DIALECT
 
 from ..events import DEFAULT_PROTOCOL_DIALECTS
+from ..kept import cut_summary
 from ..results import CaseResult, RunResult
 from ..verdicts import (
     ATTENTION,
@@ -341,6 +342,7 @@ class CaseView:
     events: tuple[str, ...] = ()
     requests: tuple[RequestLine, ...] = ()
     stderr: str = ""
+    cut: str = ""  # what the results left out to keep the case within its bytes
     repro: Reproducer | None = None
     gateway: GatewayView | None = None  # gateway mode: upstream beside gateway, and the lint
 
@@ -537,6 +539,7 @@ def _with_details(view: CaseView, index: _Index, case: CaseResult) -> CaseView:
         "events": tuple(json.dumps(event, ensure_ascii=True) for event in case.events),
         "requests": _request_lines(case.requests),
         "stderr": case.stderr,
+        "cut": cut_summary(case.cut),
     }
     try:
         scenario = case_scenario(case)

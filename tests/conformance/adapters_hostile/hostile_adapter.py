@@ -18,6 +18,8 @@ suite can be judged around the misbehaving cases:
     flood-forever  prints events for ever, never `end`
     flood          prints FLOOD_EVENTS events, then finishes correctly
     bulk           prints BULK_BYTES of events of 64 KiB of text each, then finishes correctly
+    post           POSTs POST_BYTES to its case's chat completions URL (the body is read and
+                   logged by the provider, a 200 stream answers), then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
     deep           prints an event nested 100 000 arrays deep, then finishes correctly
     bigint         prints an event with a 5 000-digit integer, then finishes correctly
@@ -49,6 +51,7 @@ from types import ModuleType
 FLOOD_EVENTS = 20_000
 WHOAMI_S = 0.2  # long enough for cases sent together to be in flight together
 BULK_BYTES = 5 * 1024 * 1024
+POST_BYTES = 9 * 1024 * 1024  # within the provider's 10 MiB request bound, over a case's 4 MiB
 # Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
 # an emoji code, and bidi controls that would reorder what follows (right-to-left override,
 # left-to-right isolate).
@@ -150,6 +153,17 @@ def bulk(case: str) -> None:
     finish(case)
 
 
+def post(message: dict[str, object]) -> None:
+    import urllib.request
+
+    body = b'{"model":"m","stream":true,"pad":"' + b"x" * POST_BYTES + b'"}'
+    url = f"{message['base_url']}/chat/completions"
+    request = urllib.request.Request(url, body, {"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+    finish(str(message["case"]))
+
+
 def stderr(case: str) -> None:
     sys.stderr.write(f"stderr-marker-{case}\n")
     sys.stderr.flush()
@@ -215,6 +229,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         flood(case, FLOOD_EVENTS)
     elif "bulk" in case:
         bulk(case)
+    elif "post" in case:
+        post(message)
     elif "stderr" in case:
         stderr(case)
     elif "deep" in case:
