@@ -15,7 +15,16 @@ from collections import Counter
 from importlib import metadata
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict from 3.12 only
 
 from .verdicts import (
     VERDICTS,
@@ -107,6 +116,35 @@ class CaseResult(_Result):
         return worst(v.verdict for v in self.verdicts.values())
 
 
+class MatrixColumnMeta(TypedDict, total=False):
+    """What ``conformance matrix column`` adds to a column's options (``options.matrix``)."""
+
+    column: str
+    title: str
+    versions: dict[str, str]
+
+
+_READ_SHAPES: Final[dict[str, dict[str, TypeAdapter[Any]]]] = {
+    "adapter": {"dialects": TypeAdapter(list[str])},
+    "options": {"matrix": TypeAdapter(MatrixColumnMeta)},
+}
+"""The keys of the open ``adapter`` (the handshake) and ``options`` objects that reports
+read, and their shapes: a hand-edited results file is refused at load, never a TypeError
+in a report."""
+
+
+def _readable(field: str, value: dict[str, Any]) -> dict[str, Any]:
+    for key, shape in _READ_SHAPES[field].items():
+        if key in value:
+            try:
+                shape.validate_python(value[key], strict=True)
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in (key, *first["loc"]))
+                raise ValueError(f"{where}: {first['msg']}") from None
+    return value
+
+
 class RunResult(_Result):
     schema_id: Literal["streamconform.results"] = Field(default=SCHEMA, alias="schema")
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -120,6 +158,11 @@ class RunResult(_Result):
     cases: list[CaseResult]
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("adapter", "options")
+    @classmethod
+    def _shapes_read(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _readable(str(info.field_name), value)
 
     def __repr__(self) -> str:
         # Short: asyncio.run, restoring SIGINT's handler, reprs the main task and with it

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from .errors import FakeProviderError
+from .files import unwritable_reason
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
 from .hosts import is_loopback
 from .listening import ListeningServer
@@ -218,7 +219,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
     "out_dir",
     default=Path("recorded"),
     show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Directory for the fixtures and .sse dumps.",
 )
 @click.option(
@@ -266,6 +267,10 @@ def record(
     Exit status 3 if the port is in use.
     """
     _check_binding(host, allow_remote)
+    unwritable = unwritable_reason(out_dir, directory=True)
+    if unwritable is not None:  # before listening: a client's answers would be lost
+        click.echo(f"fakeprovider record: --out {out_dir}: {unwritable}", err=True)
+        sys.exit(2)
     try:
         proxy = RecordingProxy(
             upstream,

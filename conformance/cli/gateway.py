@@ -38,8 +38,8 @@ from .options import (
     selected_scenarios,
     strict_option,
     timeout_options,
-    write_outputs,
 )
+from .outputs import Output, Writes, check_outputs, write_outputs
 
 
 @click.command()
@@ -90,6 +90,7 @@ def gateway(
     The gateway must answer (any HTTP status to GET .../models) before the run starts.
     Exits 0 only when no verdict is a failure.
     """
+    check_outputs(Output("--json", json_path), Output("--report", report_dir, directory=True))
     # The gateway mode reads chat-completions downstream alone so far.
     scenarios = selected_scenarios(fixture_paths, select, dialects=(DEFAULT_DIALECT,))
     options = GatewayOptions(
@@ -113,8 +114,9 @@ def gateway(
         raise SetupError(f"cannot start the fake upstream: {error}") from None
     console = terminal()
     print_gateway_summary(console, result)
-    write_outputs(console, result, json_path, report_dir)
-    exit_judged(result.failed)
+    writes = Writes()
+    write_outputs(console, result, json_path, report_dir, writes)
+    writes.exit(result.failed)
 
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:

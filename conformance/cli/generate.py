@@ -52,6 +52,7 @@ from .options import (
     jobs_option,
     strict_option,
 )
+from .outputs import Output, Writes, check_outputs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -135,7 +136,7 @@ def _open_runner(
 @click.option("--max-examples", type=click.IntRange(min=1), help="Examples per family.")
 @click.option(
     "--save-failures",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write each shrunk failure here as a fixture.",
 )
 @jobs_option(
@@ -165,6 +166,7 @@ def fuzz(
     root cause; non-strict verdicts fail only with --strict. Exits 0 when every family's
     property holds.
     """
+    check_outputs(Output("--save-failures", save_failures, directory=True))
     dialects = dialects or (DEFAULT_DIALECT,)
     known = {dialect: families(dialect) for dialect in dialects}
     listed = list(dict.fromkeys(family for found in known.values() for family in found))
@@ -216,9 +218,12 @@ def fuzz(
                 ],
                 jobs,
             )
-        runs = _print_families(console, checked, save_failures, seed, profile, runner.invocation)
+        writes = Writes()
+        runs = _print_families(
+            console, checked, save_failures, writes, seed, profile, runner.invocation
+        )
     console.print(_summary(runs))
-    exit_judged(not all(run.passed for run in runs))
+    writes.exit(not all(run.passed for run in runs))
 
 
 def _checked_here(
@@ -263,6 +268,7 @@ def _print_families(
     console: Console,
     checked: Iterator[FamilyRun],
     save_failures: Path | None,
+    writes: Writes,
     seed: int,
     profile: str,
     invocation: str,
@@ -273,9 +279,10 @@ def _print_families(
         runs.append(run)
         _print_family(console, run)
         if run.failure is not None and save_failures is not None:
-            path = save_failure(run.failure, save_failures, seed, profile, invocation)
-            _line(console, visible(f"  saved: {path}"))
-            _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
+            with writes.writing("--save-failures", save_failures):
+                path = save_failure(run.failure, save_failures, seed, profile, invocation)
+                _line(console, visible(f"  saved: {path}"))
+                _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
     return runs
 
 

@@ -26,7 +26,6 @@ from .options import (
     SetupError,
     contract_option,
     dialect_option,
-    exit_judged,
     fixtures_option,
     jobs_option,
     json_option,
@@ -35,8 +34,8 @@ from .options import (
     selected_scenarios,
     strict_option,
     timeout_options,
-    write_outputs,
 )
+from .outputs import Output, Writes, check_outputs, write_outputs
 
 
 @click.command()
@@ -116,6 +115,11 @@ def run(
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    check_outputs(
+        Output("--json", json_path),
+        Output("--report", report_dir, directory=True),
+        Output("--write-baseline", write_baseline),
+    )
     known = None if baseline is None else _read_baseline(baseline)
     generated: list[Scenario] = []
     if generate:
@@ -141,12 +145,13 @@ def run(
     console = terminal()
     diff = None if known is None else compare_baseline(result, known)
     print_summary(console, result, diff, verbose=verbose)
-    write_outputs(console, result, json_path, report_dir)
+    writes = Writes()
+    write_outputs(console, result, json_path, report_dir, writes)
     if write_baseline is not None:
-        write_baseline.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(write_baseline, Baseline.of(result).to_json())
-        console.print(f"baseline: {write_baseline}", markup=False)
-    exit_judged(fails_gate(result, diff))
+        with writes.writing("--write-baseline", write_baseline):
+            write_atomic(write_baseline, Baseline.of(result).to_json())
+            console.print(f"baseline: {write_baseline}", markup=False)
+    writes.exit(fails_gate(result, diff))
 
 
 def _read_baseline(path: Path) -> Baseline:
