@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -49,6 +50,17 @@ class _CouldNotListenError(FakeProviderError):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _port_option(default: int) -> Callable[[F], F]:
+    """``--port``: a TCP port (0 picks a free one); past 65535 is a usage error, exit 2."""
+    return click.option(
+        "--port",
+        type=click.IntRange(0, 65535),
+        default=default,
+        show_default=True,
+        help="Port; 0 picks a free one.",
+    )
 
 
 def _binding_options(command: F) -> F:
@@ -94,7 +106,12 @@ async def _listening(server: ListeningServer, host: str, port: int) -> AsyncIter
         shown = f"[{host}]" if ":" in host else host
         # asyncio words it "error while attempting to bind on address ...: ..."; the
         # errno's own text is the reason, the address is said once.
-        reason = os.strerror(error.errno) if error.errno else str(error)
+        # A name that does not resolve is a gaierror, whose errno os.strerror does not know.
+        reason = (
+            error.strerror
+            if isinstance(error, socket.gaierror) or not error.errno
+            else os.strerror(error.errno)
+        ) or str(error)
         raise _CouldNotListenError(f"cannot listen on {shown}:{port}: {reason}") from None
     try:
         yield
@@ -128,7 +145,7 @@ def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
 
 @main.command()
 @_binding_options
-@click.option("--port", default=8765, show_default=True, help="Port; 0 picks a free one.")
+@_port_option(8765)
 @click.option(
     "--allow-host",
     "allowed_hosts",
@@ -213,7 +230,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
     help="Base URL: a request's path is appended to its path; no other host is contacted.",
 )
 @_binding_options
-@click.option("--port", default=8766, show_default=True, help="Port; 0 picks a free one.")
+@_port_option(8766)
 @click.option(
     "--out",
     "out_dir",

@@ -46,6 +46,7 @@ from .outputs import Output, Writes, check_outputs, write_outputs
 @click.option("--gateway-url", required=True, help="The gateway's base URL, e.g. .../v1.")
 @click.option(
     "--upstream-port",
+    type=click.IntRange(1, 65535),
     default=8765,
     show_default=True,
     help="Port of the fake upstream; the gateway's upstream is http://127.0.0.1:PORT/v1.",

@@ -393,6 +393,8 @@ def replay(
     The cases run with the options generated cases run with. Exits 1 on a failing verdict.
     """
     scenarios = fixtures_or_exit(fixture_paths)
+    if not scenarios:
+        raise click.UsageError("no case selected")
     console = terminal()
     failed = False
     with ExitStack() as stack:

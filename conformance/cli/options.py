@@ -142,11 +142,16 @@ def timeout_options(idle: float, case: float) -> Callable[[F], F]:
     """--idle-timeout and --timeout, with this command's defaults."""
 
     def add(command: F) -> F:
+        seconds = click.FloatRange(min=0, min_open=True)  # 0 or less would end every case
         command = click.option(
-            "--timeout", default=case, show_default=True, help="Seconds per case."
+            "--timeout", type=seconds, default=case, show_default=True, help="Seconds per case."
         )(command)
         return click.option(
-            "--idle-timeout", default=idle, show_default=True, help="Seconds without a byte."
+            "--idle-timeout",
+            type=seconds,
+            default=idle,
+            show_default=True,
+            help="Seconds without a byte.",
         )(command)
 
     return add

@@ -17,6 +17,7 @@ from ..adapters.loading import adapter_invocation, open_session
 from ..options import DEFAULT_POLICY, RetryPolicyError, RunOptions
 from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read_baseline
 from ..results import CaseResult, RunResult
+from ..run.case_runner import in_process_capable
 from ..run.runner import run_suite
 from ..verdicts import Contract
 from .console import controls_shown, print_summary, terminal, transient_progress
@@ -195,6 +196,11 @@ async def _open_session(
     target: str | None, command: str | None, options: RunOptions
 ) -> AdapterSession:
     try:
-        return await open_session(target, command, options)
+        session = await open_session(target, command, options)
     except AdapterLoadError as error:
         raise SetupError(str(error)) from None
+    if options.transport == "in-process" and not in_process_capable(session):
+        await session.close()  # as fuzz and replay refuse it: a usage error, not failed cases
+        invocation = adapter_invocation(target, command)
+        raise click.UsageError(f"{invocation} cannot take an in-process http_client")
+    return session
