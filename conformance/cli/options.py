@@ -30,13 +30,14 @@ class ExitCode(IntEnum):
 
     CONFORMANT = 0
     NOT_CONFORMANT = 1  # a failing verdict (lint: a finding; mutants: a survivor)
-    USAGE_ERROR = 2  # a bad option, fixture, baseline or results file; no case selected
+    USAGE_ERROR = 2  # a bad option, fixture, baseline, results file or output path; no case
     SETUP_ERROR = 3  # the run could not start: the adapter, its handshake, the gateway, a port
 
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 conformant; 1 not conformant; 2 usage or input error (a bad option, "
-    "fixture, baseline or results file, no case selected); 3 the run could not start (the "
+    "fixture, baseline or results file, no case selected, an output that cannot be "
+    "written); 3 the run could not start (the "
     "adapter does not load or its handshake fails, the gateway does not answer, a port is "
     "in use)."
 )
