@@ -4,7 +4,8 @@ Schema ``streamconform.results`` version 1. A run holds the catalogue it was jud
 against, the adapter's handshake, and per case: the scenario, how the case ended, a
 verdict with a one-line reason per exercised invariant, the observed events, the
 oracle's expected outcome, the provider's request log and, for a case with retries, the
-attempts the provider saw and the waits it measured beside the expected ones.
+attempts the provider saw and the waits it measured beside the expected ones. Saved
+files are read back bounded (:func:`read_document`), a hand-edited one refused in one line.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import json
 import re
 from collections import Counter
 from importlib import metadata
-from typing import Any, Final, Literal
+from pathlib import Path
+from typing import Any, Final, Literal, TypeVar
 
+import pydantic_core
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,6 +29,7 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict from 3.12 only
 
+from .codes import ConformanceError
 from .verdicts import (
     VERDICTS,
     CaseStatus,
@@ -139,9 +143,7 @@ def _readable(field: str, value: dict[str, Any]) -> dict[str, Any]:
             try:
                 shape.validate_python(value[key], strict=True)
             except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in (key, *first["loc"]))
-                raise ValueError(f"{where}: {first['msg']}") from None
+                raise ValueError(first_problem(error, key)) from None
     return value
 
 
@@ -194,6 +196,56 @@ class RunResult(_Result):
     @classmethod
     def from_json(cls, text: str | bytes) -> RunResult:
         return cls.model_validate_json(text)
+
+
+# Reading back the JSON the suite saved: results, baselines and matrix columns.
+#
+# Such a file may have been edited by hand, cut short or replaced by anything at all, so it is
+# read as untrusted input: at most MAX_SAVED_BYTES, parsed by a parser whose nesting is
+# bounded (pydantic-core's, 200 levels: a 100 000-deep file is an error, not a
+# RecursionError), and validated by the model the suite wrote it from. Every problem is one
+# line that names the file and what is wrong.
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_SAVED_BYTES: Final = 256 * 2**20
+"""Far above what a run writes (its events, stderr and request logs are capped per run),
+far below what would exhaust memory once parsed (about ten times the file's size)."""
+
+
+class SavedFileError(ConformanceError, ValueError):
+    """A saved JSON file that cannot be used; the message is one line naming the file."""
+
+
+def read_document(path: Path, what: str) -> Any:
+    """The JSON value in ``path``, ``what`` it should be ("the baseline") naming it in errors."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_SAVED_BYTES + 1)
+    except OSError as error:
+        raise SavedFileError(f"{path}: cannot read {what} ({error.strerror or error})") from None
+    if len(data) > MAX_SAVED_BYTES:
+        raise SavedFileError(f"{path}: {what} is over {MAX_SAVED_BYTES // 2**20} MiB")
+    try:
+        return pydantic_core.from_json(data)
+    except ValueError as error:  # not JSON, not UTF-8, or nested past the parser's bound
+        raise SavedFileError(f"{path}: {what} is not JSON ({error})") from None
+
+
+def validated(model: type[M], document: Any, path: Path, what: str) -> M:
+    """``document`` as ``model``; its first problem (and how many more) otherwise."""
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        raise SavedFileError(f"{path}: invalid {what}: {first_problem(error)}") from None
+
+
+def first_problem(error: ValidationError, *within: str) -> str:
+    """A validation error in one line: where its first problem is, what, and how many more."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in (*within, *first["loc"])) or "(top level)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 # Results without what the clock decides: what two runs of the same cases must share.

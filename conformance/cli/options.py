@@ -17,8 +17,13 @@ from fakeprovider.scenario import Scenario
 
 from ..codes import ConformanceError
 from ..options import bundled_fixtures
-from ..results import SCHEMA as RESULTS_SCHEMA, RunResult
-from ..saved import SavedFileError, read_document, validated
+from ..results import (
+    SCHEMA as RESULTS_SCHEMA,
+    RunResult,
+    SavedFileError,
+    read_document,
+    validated,
+)
 from ..verdicts import CONTRACTS
 from .console import controls_shown
 

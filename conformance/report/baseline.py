@@ -39,9 +39,11 @@ from ..results import (
     CaseResult,
     InvariantVerdict,
     RunResult,
+    SavedFileError,
+    read_document,
     reproducible_reason,
+    validated,
 )
-from ..saved import SavedFileError, read_document, validated
 from ..verdicts import ATTENTION, BY_SEVERITY, Contract, Verdict
 
 BASELINE_SCHEMA: Final = "streamconform.baseline"
@@ -119,7 +121,7 @@ def read_baseline(path: Path) -> Baseline:
     """The baseline in ``path``: a compact baseline, or a results file read down to one.
 
     Raises :class:`BaselineError` for a file that is missing, too large, not JSON (or nested
-    too deep), or not valid under either schema (:mod:`conformance.saved`).
+    too deep), or not valid under either schema (:func:`conformance.results.read_document`).
     """
     try:
         document = read_document(path, "the baseline")

@@ -151,7 +151,7 @@ def test_a_deep_baseline_is_one_line_exit_2(places: dict[str, Path]) -> None:
 def test_a_baseline_over_the_size_bound_is_refused_unread(
     places: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("conformance.saved.MAX_SAVED_BYTES", 10)
+    monkeypatch.setattr("conformance.results.MAX_SAVED_BYTES", 10)
     places["results"].write_text('{"schema": "streamconform.baseline"}', encoding="utf-8")
     result = invoke("run", "--fixtures", places["fixture"], "--baseline", places["results"])
     assert result.exit_code == ExitCode.USAGE_ERROR, result.output
