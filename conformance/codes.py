@@ -110,6 +110,7 @@ class ConformanceError(Exception):
       + AdapterLoadError                       adapters.base: an adapter cannot be started
       + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk
       + ReplayError (ValueError)               report.transcript: a case cannot be rebuilt
+      + SavedFileError (ValueError)            results: a saved results/baseline file is unusable
       + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
       + CausesError (ValueError)               report.upstream: a known-causes file is malformed
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family

@@ -307,6 +307,14 @@ class Suite:
         options = self.settings.options()
         return await run_suite(self._session, scenarios, options, invocation=invocation)
 
+    def check_adapter(self) -> None:
+        """Start the adapter and close it again: SuiteUnavailableError if it cannot start."""
+        self._loop = SuiteLoop()
+        try:
+            self._session = self._loop.run(_open(self.settings, self.settings.options()))
+        finally:
+            self.close()
+
     def close(self) -> None:
         """Close the adapter session and stop the loop; a stuck adapter is left to die
         with the interpreter rather than hold pytest's exit."""
@@ -403,6 +411,20 @@ def pytest_configure(config: pytest.Config) -> None:
     for level in levels:
         config.addinivalue_line("markers", f"{level}: streamconform invariants of level {level}")
     config.stash[_SUITE] = Suite(settings, per_case=hasattr(config, "workerinput"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist the controller starts the adapter once, before any worker does: one
+    that does not load is one usage error (exit 4), not an error of every item on every
+    worker (exit 1). The workers run the cases, each with its own adapter, as before."""
+    config = session.config
+    if _SUITE not in config.stash or not config.pluginmanager.hasplugin("dsession"):
+        return
+    try:
+        _suite(config).check_adapter()
+    except SuiteUnavailableError as error:
+        raise pytest.UsageError(f"streamconform: {error}") from None
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

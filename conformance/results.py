@@ -4,7 +4,8 @@ Schema ``streamconform.results`` version 1. A run holds the catalogue it was jud
 against, the adapter's handshake, and per case: the scenario, how the case ended, a
 verdict with a one-line reason per exercised invariant, the observed events, the
 oracle's expected outcome, the provider's request log and, for a case with retries, the
-attempts the provider saw and the waits it measured beside the expected ones.
+attempts the provider saw and the waits it measured beside the expected ones. Saved
+files are read back bounded (:func:`read_document`), a hand-edited one refused in one line.
 """
 
 from __future__ import annotations
@@ -13,11 +14,23 @@ import json
 import re
 from collections import Counter
 from importlib import metadata
+from pathlib import Path
 from signal import Signals
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+import pydantic_core
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict from 3.12 only
 
+from .codes import ConformanceError
 from .verdicts import (
     VERDICTS,
     CaseStatus,
@@ -131,6 +144,33 @@ class RunInterruption(_Result):
         return f"after {cases_run} of {self.cases_selected} cases"
 
 
+class MatrixColumnMeta(TypedDict, total=False):
+    """What ``conformance matrix column`` adds to a column's options (``options.matrix``)."""
+
+    column: str
+    title: str
+    versions: dict[str, str]
+
+
+_READ_SHAPES: Final[dict[str, dict[str, TypeAdapter[Any]]]] = {
+    "adapter": {"dialects": TypeAdapter(list[str])},
+    "options": {"matrix": TypeAdapter(MatrixColumnMeta)},
+}
+"""The keys of the open ``adapter`` (the handshake) and ``options`` objects that reports
+read, and their shapes: a hand-edited results file is refused at load, never a TypeError
+in a report."""
+
+
+def _readable(field: str, value: dict[str, Any]) -> dict[str, Any]:
+    for key, shape in _READ_SHAPES[field].items():
+        if key in value:
+            try:
+                shape.validate_python(value[key], strict=True)
+            except ValidationError as error:
+                raise ValueError(first_problem(error, key)) from None
+    return value
+
+
 class RunResult(_Result):
     schema_id: Literal["streamconform.results"] = Field(default=SCHEMA, alias="schema")
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -147,6 +187,11 @@ class RunResult(_Result):
     interrupted: RunInterruption | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("adapter", "options")
+    @classmethod
+    def _shapes_read(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _readable(str(info.field_name), value)
 
     def __repr__(self) -> str:
         # Short: asyncio.run, restoring SIGINT's handler, reprs the main task and with it
@@ -180,6 +225,56 @@ class RunResult(_Result):
     @classmethod
     def from_json(cls, text: str | bytes) -> RunResult:
         return cls.model_validate_json(text)
+
+
+# Reading back the JSON the suite saved: results, baselines and matrix columns.
+#
+# Such a file may have been edited by hand, cut short or replaced by anything at all, so it is
+# read as untrusted input: at most MAX_SAVED_BYTES, parsed by a parser whose nesting is
+# bounded (pydantic-core's, 200 levels: a 100 000-deep file is an error, not a
+# RecursionError), and validated by the model the suite wrote it from. Every problem is one
+# line that names the file and what is wrong.
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_SAVED_BYTES: Final = 256 * 2**20
+"""Far above what a run writes (its events, stderr and request logs are capped per run),
+far below what would exhaust memory once parsed (about ten times the file's size)."""
+
+
+class SavedFileError(ConformanceError, ValueError):
+    """A saved JSON file that cannot be used; the message is one line naming the file."""
+
+
+def read_document(path: Path, what: str) -> Any:
+    """The JSON value in ``path``, ``what`` it should be ("the baseline") naming it in errors."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_SAVED_BYTES + 1)
+    except OSError as error:
+        raise SavedFileError(f"{path}: cannot read {what} ({error.strerror or error})") from None
+    if len(data) > MAX_SAVED_BYTES:
+        raise SavedFileError(f"{path}: {what} is over {MAX_SAVED_BYTES // 2**20} MiB")
+    try:
+        return pydantic_core.from_json(data)
+    except ValueError as error:  # not JSON, not UTF-8, or nested past the parser's bound
+        raise SavedFileError(f"{path}: {what} is not JSON ({error})") from None
+
+
+def validated(model: type[M], document: Any, path: Path, what: str) -> M:
+    """``document`` as ``model``; its first problem (and how many more) otherwise."""
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        raise SavedFileError(f"{path}: invalid {what}: {first_problem(error)}") from None
+
+
+def first_problem(error: ValidationError, *within: str) -> str:
+    """A validation error in one line: where its first problem is, what, and how many more."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in (*within, *first["loc"])) or "(top level)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 # Results without what the clock decides: what two runs of the same cases must share.

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import json
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from .errors import FakeProviderError
+from .files import unwritable_reason
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
 from .hosts import is_loopback
 from .interrupts import Interruption
@@ -49,6 +51,17 @@ class _CouldNotListenError(FakeProviderError):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _port_option(default: int) -> Callable[[F], F]:
+    """``--port``: a TCP port (0 picks a free one); past 65535 is a usage error, exit 2."""
+    return click.option(
+        "--port",
+        type=click.IntRange(0, 65535),
+        default=default,
+        show_default=True,
+        help="Port; 0 picks a free one.",
+    )
 
 
 def _binding_options(command: F) -> F:
@@ -94,7 +107,12 @@ async def _listening(server: ListeningServer, host: str, port: int) -> AsyncIter
         shown = f"[{host}]" if ":" in host else host
         # asyncio words it "error while attempting to bind on address ...: ..."; the
         # errno's own text is the reason, the address is said once.
-        reason = os.strerror(error.errno) if error.errno else str(error)
+        # A name that does not resolve is a gaierror, whose errno os.strerror does not know.
+        reason = (
+            error.strerror
+            if isinstance(error, socket.gaierror) or not error.errno
+            else os.strerror(error.errno)
+        ) or str(error)
         raise _CouldNotListenError(f"cannot listen on {shown}:{port}: {reason}") from None
     try:
         yield
@@ -122,7 +140,7 @@ def _run_until_interrupted(
 
 @main.command()
 @_binding_options
-@click.option("--port", default=8765, show_default=True, help="Port; 0 picks a free one.")
+@_port_option(8765)
 @click.option(
     "--allow-host",
     "allowed_hosts",
@@ -210,13 +228,13 @@ async def _serve(server: FakeProviderServer, port: int, interruption: Interrupti
     help="Base URL: a request's path is appended to its path; no other host is contacted.",
 )
 @_binding_options
-@click.option("--port", default=8766, show_default=True, help="Port; 0 picks a free one.")
+@_port_option(8766)
 @click.option(
     "--out",
     "out_dir",
     default=Path("recorded"),
     show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Directory for the fixtures and .sse dumps.",
 )
 @click.option(
@@ -266,6 +284,10 @@ def record(
     Exit status 3 if the port is in use.
     """
     _check_binding(host, allow_remote)
+    unwritable = unwritable_reason(out_dir, directory=True)
+    if unwritable is not None:  # before listening: a client's answers would be lost
+        click.echo(f"fakeprovider record: --out {out_dir}: {unwritable}", err=True)
+        sys.exit(2)
     saves: list[Saved] = []
     try:
         proxy = RecordingProxy(

@@ -34,3 +34,25 @@ def write_atomic(path: Path, data: str | bytes, *, exclusive: bool = False) -> N
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def unwritable_reason(path: Path, *, directory: bool = False) -> str | None:
+    """Why ``path`` cannot be written as a file (with ``directory``: filled with files), or
+    None. Checked before a command's work, so that a bad output path costs no run; nothing is
+    left behind (the nearest existing directory is probed with a file at once removed)."""
+    if directory and path.exists() and not path.is_dir():
+        return "exists and is not a directory"
+    if not directory and path.is_dir():
+        return "is a directory"
+    nearest = path if directory and path.is_dir() else path.parent
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent  # the directories missing are created by the write
+    if not nearest.is_dir():
+        return f"{nearest} is not a directory"
+    try:
+        handle, probe = tempfile.mkstemp(dir=nearest, prefix=".probe-", suffix=".tmp")
+    except OSError as error:
+        return f"cannot write in {nearest} ({error.strerror or error})"
+    os.close(handle)
+    os.unlink(probe)
+    return None

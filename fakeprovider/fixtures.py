@@ -127,6 +127,9 @@ def _collection_paused() -> Iterator[None]:
 
 def _checked_fixture(path: Path, text: str) -> Fixture:
     data, lines, warnings = _parse_fixture_text(path, text)
+    if data is None:  # e.g. a save cut short by a kill: the file exists, nothing was written
+        reason = "no scenario: the file is empty or only comments (as a save cut short leaves it)"
+        raise FixtureError([FixtureProblem(path, "", reason, 1)])
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
     if (surrogate := lone_surrogate_at(data, text)) is not None:

@@ -47,14 +47,15 @@ from .options import (
     selected_scenarios,
     strict_option,
     timeout_options,
-    write_outputs,
 )
+from .outputs import Output, Writes, check_outputs, write_outputs
 
 
 @click.command()
 @click.option("--gateway-url", required=True, help="The gateway's base URL, e.g. .../v1.")
 @click.option(
     "--upstream-port",
+    type=click.IntRange(1, 65535),
     default=8765,
     show_default=True,
     help="Port of the fake upstream; the gateway's upstream is http://127.0.0.1:PORT/v1.",
@@ -102,6 +103,7 @@ def gateway(
     Exits 0 only when no verdict is a failure; 130 or 143 when SIGINT or SIGTERM stopped
     it, the cases that ended written, marked interrupted.
     """
+    check_outputs(Output("--json", json_path), Output("--report", report_dir, directory=True))
     # The gateway mode reads chat-completions downstream alone so far.
     scenarios = selected_scenarios(fixture_paths, select, dialects=(DEFAULT_DIALECT,))
     options = GatewayOptions(
@@ -128,11 +130,12 @@ def gateway(
             raise SetupError(f"cannot start the fake upstream: {error}") from None
         console = terminal()
         print_gateway_summary(console, result)
-        write_outputs(console, result, json_path, report_dir)
+        writes = Writes()
+        write_outputs(console, result, json_path, report_dir, writes)
     if interruption.signal is not None:
         progress = f"after {len(result.cases)} of {len(scenarios)} cases"
         exit_interrupted(interruption.signal, written([json_path, report_dir]), progress)
-    exit_judged(result.failed)
+    writes.exit(result.failed)
 
 
 def print_gateway_summary(console: Console, result: RunResult) -> None:

@@ -55,6 +55,7 @@ from .options import (
     jobs_option,
     strict_option,
 )
+from .outputs import Output, Writes, check_outputs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -142,7 +143,7 @@ def _open_runner(
 @click.option("--max-examples", type=click.IntRange(min=1), help="Examples per family.")
 @click.option(
     "--save-failures",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write each shrunk failure here as a fixture.",
 )
 @jobs_option(
@@ -175,6 +176,7 @@ def fuzz(
     property holds. SIGINT or SIGTERM stops it (workers and adapters too) after the families
     that ended, their failures saved; it exits 130 or 143.
     """
+    check_outputs(Output("--save-failures", save_failures, directory=True))
     dialects = dialects or (DEFAULT_DIALECT,)
     known = {dialect: families(dialect) for dialect in dialects}
     listed = list(dict.fromkeys(family for found in known.values() for family in found))
@@ -234,15 +236,18 @@ def fuzz(
                 jobs,
                 interruption,
             )
+        writes = Writes()
         try:
-            _print_families(console, checked, runs, save_failures, seed, profile, runner.invocation)
+            _print_families(
+                console, checked, runs, save_failures, writes, seed, profile, runner.invocation
+            )
         except KeyboardInterrupt:  # a signal stopped a family: those that ended stand
             stopped = interruption.signal or signal.SIGINT
     console.print(_summary(runs))
     if stopped is not None:
         progress = f"after {len(runs)} of {len(selected)} families"
         exit_interrupted(stopped, written([save_failures]), progress)
-    exit_judged(not all(run.passed for run in runs))
+    writes.exit(not all(run.passed for run in runs))
 
 
 def _checked_here(
@@ -291,6 +296,7 @@ def _print_families(
     checked: Iterator[FamilyRun],
     runs: list[FamilyRun],
     save_failures: Path | None,
+    writes: Writes,
     seed: int,
     profile: str,
     invocation: str,
@@ -301,9 +307,10 @@ def _print_families(
         runs.append(run)
         _print_family(console, run)
         if run.failure is not None and save_failures is not None:
-            path = save_failure(run.failure, save_failures, seed, profile, invocation)
-            _line(console, visible(f"  saved: {path}"))
-            _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
+            with writes.writing("--save-failures", save_failures):
+                path = save_failure(run.failure, save_failures, seed, profile, invocation)
+                _line(console, visible(f"  saved: {path}"))
+                _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
 
 
 class _FamilyProgress:
@@ -413,6 +420,8 @@ def replay(
     The cases run with the options generated cases run with. Exits 1 on a failing verdict.
     """
     scenarios = fixtures_or_exit(fixture_paths)
+    if not scenarios:
+        raise click.UsageError("no case selected")
     console = terminal()
     failed = False
     with ExitStack() as stack:

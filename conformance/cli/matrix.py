@@ -61,6 +61,7 @@ from .options import (
     read_results,
     selected_scenarios,
 )
+from .outputs import Output, Writes, check_outputs
 
 DEFAULT_OUT = Path("reports/matrix")
 DEFAULT_SUMMARY = Path("reports/compatibility.md")
@@ -99,6 +100,7 @@ def matrix(
     SIGINT or SIGTERM stops it in a column (as `matrix column`), nothing rendered."""
     if ctx.invoked_subcommand is not None:
         return
+    check_outputs(Output("--out", out_dir, directory=True), Output("--summary", summary))
     installed = [shim for shim in SHIMS.values() if shim.installed]
     if not installed:
         raise SetupError(
@@ -106,9 +108,11 @@ def matrix(
             + "; ".join(sorted({s.setup for s in SHIMS.values()}))
         )
     scenarios = corpus_scenarios(fixture_paths)
+    writes = Writes()
     for shim in installed:
-        _run_column(shim, scenarios, out_dir, jobs, interruption)
-    _render(out_dir, summary, _corpus_label(fixture_paths))
+        _run_column(shim, scenarios, out_dir, jobs, interruption, writes)
+    _render(out_dir, summary, _corpus_label(fixture_paths), writes, "--out")
+    writes.exit(failed=False)
 
 
 def corpus_scenarios(fixture_paths: tuple[Path, ...]) -> list[Scenario]:
@@ -129,10 +133,13 @@ def column(
 
     SIGINT or SIGTERM stops it: the column's cases that ended are saved, marked
     interrupted, the retry profile not run; it exits 130 or 143."""
+    check_outputs(Output("--out", out_dir, directory=True))
     shim = SHIMS[name]
     if not shim.installed:
         raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
-    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs, interruption)
+    writes = Writes()
+    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs, interruption, writes)
+    writes.exit(failed=False)
 
 
 @matrix.command("render")
@@ -140,7 +147,10 @@ def column(
 @click.option("--summary", type=click.Path(path_type=Path), default=DEFAULT_SUMMARY)
 def render(directory: Path, summary: Path) -> None:
     """Render DIR/index.html and the compatibility summary from saved columns."""
-    _render(directory, summary, "the bundled fixture corpus")
+    check_outputs(Output("DIRECTORY", directory, directory=True), Output("--summary", summary))
+    writes = Writes()
+    _render(directory, summary, "the bundled fixture corpus", writes, "DIRECTORY")
+    writes.exit(failed=False)
 
 
 def _corpus_label(paths: Sequence[Path]) -> str:
@@ -153,10 +163,11 @@ def _run_column(
     out_dir: Path,
     jobs: int,
     interruption: Interruption,
+    writes: Writes,
 ) -> None:
     """Run and save one column; a signal ends the command once what ran is saved."""
     with interruption.deferred():  # a signal stops the cases: what ended is still saved
-        saved = _save_column(shim, scenarios, out_dir, jobs, interruption)
+        saved = _save_column(shim, scenarios, out_dir, jobs, interruption, writes)
     if interruption.signal is not None:
         stopped = saved[-1][1]  # the corpus's run, or the retry profile's after it
         cases = stopped.interrupted.progress(len(stopped.cases)) if stopped.interrupted else ""
@@ -170,10 +181,10 @@ def _save_column(
     out_dir: Path,
     jobs: int,
     interruption: Interruption,
+    writes: Writes,
 ) -> list[tuple[Path, RunResult]]:
     """The column's results, each saved (the corpus's, then the retry profile's)."""
     console = terminal(stderr=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
     contracts = " and ".join(CONTRACTS)
     console.print(f"{shim.name}: the corpus in its dialects, judged under {contracts}")
@@ -191,9 +202,10 @@ def _save_column(
             "versions": shim.versions(),
         }
         path = out_dir / f"{shim.name}{suffix}"
-        write_atomic(path, result.to_json())
-        console.print(f"{shim.name}: {path}")
-        paths.append((path, result))
+        with writes.writing("--out", path):
+            write_atomic(path, result.to_json())
+            console.print(f"{shim.name}: {path}")
+            paths.append((path, result))
     return paths
 
 
@@ -259,7 +271,9 @@ def _read(path: Path) -> RunResult:
     return read_results(path)
 
 
-def _render(directory: Path, summary: Path, corpus: str) -> None:
+def _render(
+    directory: Path, summary: Path, corpus: str, writes: Writes, directory_option: str
+) -> None:
     columns = load_columns(directory)
     if not columns:
         raise InputError(f"{directory}: no saved column (run `conformance matrix column`)")
@@ -273,7 +287,9 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
         for contract in CONTRACTS
     ]
     for result, link in runs:
-        write_reports(result, directory / link.removesuffix("/index.html"))
+        report_dir = directory / link.removesuffix("/index.html")
+        with writes.writing(directory_option, report_dir):
+            write_reports(result, report_dir)
     tables = [
         MatrixTable(TODO_TITLE, TODO_NOTE, *todo_table(columns)),
         MatrixTable(LOST_TITLE, LOST_NOTE, *lost_table(columns)),
@@ -286,13 +302,14 @@ def _render(directory: Path, summary: Path, corpus: str) -> None:
         if section.table[1]
     ]
     page = directory / "index.html"
-    write_atomic(page, render_matrix(runs, sections=tables))
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    page_text = render_compatibility(columns, fixtures=corpus, retry_sections=retries)
-    write_atomic(summary, page_text)
     console = terminal()
-    console.print(f"matrix: {page}")
-    console.print(f"summary: {summary}")
+    with writes.writing(directory_option, page):
+        write_atomic(page, render_matrix(runs, sections=tables))
+        console.print(f"matrix: {page}")
+    page_text = render_compatibility(columns, fixtures=corpus, retry_sections=retries)
+    with writes.writing("--summary", summary):
+        write_atomic(summary, page_text)
+        console.print(f"summary: {summary}")
 
 
 def _report(column: Column, contract: Contract) -> str:

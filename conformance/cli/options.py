@@ -10,17 +10,20 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
 
 from fakeprovider.dialects import DIALECT_IDS, DialectId
-from fakeprovider.files import write_atomic
 from fakeprovider.fixtures import FixtureError, load_fixtures
 from fakeprovider.scenario import Scenario
 
 from ..codes import ConformanceError
 from ..options import bundled_fixtures
-from ..report import write_reports
-from ..results import RunResult
+from ..results import (
+    SCHEMA as RESULTS_SCHEMA,
+    RunResult,
+    SavedFileError,
+    read_document,
+    validated,
+)
 from ..verdicts import CONTRACTS
 from .console import controls_shown
 
@@ -32,13 +35,14 @@ class ExitCode(IntEnum):
 
     CONFORMANT = 0
     NOT_CONFORMANT = 1  # a failing verdict (lint: a finding; mutants: a survivor)
-    USAGE_ERROR = 2  # a bad option, fixture, baseline or results file; no case selected
+    USAGE_ERROR = 2  # a bad option, fixture, baseline, results file or output path; no case
     SETUP_ERROR = 3  # the run could not start: the adapter, its handshake, the gateway, a port
 
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 conformant; 1 not conformant; 2 usage or input error (a bad option, "
-    "fixture, baseline or results file, no case selected); 3 the run could not start (the "
+    "fixture, baseline or results file, no case selected, an output that cannot be "
+    "written); 3 the run could not start (the "
     "adapter does not load or its handshake fails, the gateway does not answer, a port is "
     "in use)."
 )
@@ -48,6 +52,10 @@ class InputError(ConformanceError, click.ClickException):
     """A fixture, baseline or results file the command cannot use."""
 
     exit_code = ExitCode.USAGE_ERROR
+
+    def format_message(self) -> str:
+        # It may quote a file's keys or a path: shown, never run by the terminal.
+        return controls_shown(self.message)
 
 
 class SetupError(ConformanceError, click.ClickException):
@@ -140,11 +148,16 @@ def timeout_options(idle: float, case: float) -> Callable[[F], F]:
     """--idle-timeout and --timeout, with this command's defaults."""
 
     def add(command: F) -> F:
+        seconds = click.FloatRange(min=0, min_open=True)  # 0 or less would end every case
         command = click.option(
-            "--timeout", default=case, show_default=True, help="Seconds per case."
+            "--timeout", type=seconds, default=case, show_default=True, help="Seconds per case."
         )(command)
         return click.option(
-            "--idle-timeout", default=idle, show_default=True, help="Seconds without a byte."
+            "--idle-timeout",
+            type=seconds,
+            default=idle,
+            show_default=True,
+            help="Seconds without a byte.",
         )(command)
 
     return add
@@ -204,20 +217,12 @@ def selected_scenarios(
 
 
 def read_results(path: Path) -> RunResult:
+    """A saved results file (``--json``, a matrix column); any problem exits 2 with one line."""
     try:
-        return RunResult.from_json(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: not a streamconform results file ({error})") from None
-
-
-def write_outputs(
-    console: Console, result: RunResult, json_path: Path | None, report_dir: Path | None
-) -> None:
-    """The results JSON and the reports a command was asked for."""
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(json_path, result.to_json())
-        console.print(f"results: {json_path}", markup=False)
-    if report_dir is not None:
-        for kind, path in write_reports(result, report_dir).items():
-            console.print(f"{kind}: {path}", markup=False)
+        document = read_document(path, "the results file")
+        schema = document.get("schema") if isinstance(document, dict) else None
+        if schema != RESULTS_SCHEMA:
+            raise InputError(f"{path}: not a streamconform results file (schema {schema!r})")
+        return validated(RunResult, document, path, RESULTS_SCHEMA)
+    except SavedFileError as error:
+        raise InputError(str(error)) from None

@@ -19,6 +19,7 @@ from ..adapters.loading import adapter_invocation, open_session
 from ..options import DEFAULT_POLICY, RetryPolicyError, RunOptions
 from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read_baseline
 from ..results import CaseResult, RunResult
+from ..run.case_runner import in_process_capable
 from ..run.runner import run_suite
 from ..verdicts import Contract
 from .ci import summary_option, write_ci_files
@@ -29,7 +30,6 @@ from .options import (
     SetupError,
     contract_option,
     dialect_option,
-    exit_judged,
     fixtures_option,
     jobs_option,
     json_option,
@@ -38,8 +38,8 @@ from .options import (
     selected_scenarios,
     strict_option,
     timeout_options,
-    write_outputs,
 )
+from .outputs import Output, Writes, check_outputs, write_outputs
 
 
 @click.command()
@@ -134,6 +134,12 @@ def run(
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
     if baseline_strict and baseline is None:
         raise click.UsageError("--baseline-strict needs --baseline")
+    check_outputs(
+        Output("--json", json_path),
+        Output("--report", report_dir, directory=True),
+        Output("--write-baseline", write_baseline),
+        Output("--summary", summary_path),
+    )
     known = None if baseline is None else _read_baseline(baseline)
     generated: list[Scenario] = []
     if generate:
@@ -163,27 +169,29 @@ def run(
         console = terminal()
         diff = None if known is None else compare_baseline(result, known, strict=baseline_strict)
         print_summary(console, result, diff, verbose=verbose)
-        write_outputs(console, result, json_path, report_dir)
-        write_ci_files(
-            console,
-            result,
-            diff,
-            summary_path=summary_path,
-            fixtures=fixture_paths,
-            json_path=json_path,
-            report_dir=report_dir,
-        )
+        writes = Writes()
+        write_outputs(console, result, json_path, report_dir, writes)
+        with writes.writing("--summary", summary_path):  # and GitHub's step files
+            write_ci_files(
+                console,
+                result,
+                diff,
+                summary_path=summary_path,
+                fixtures=fixture_paths,
+                json_path=json_path,
+                report_dir=report_dir,
+            )
         if write_baseline is not None and result.interrupted is None:
-            write_baseline.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(write_baseline, Baseline.of(result).to_json())
-            console.print(f"baseline: {write_baseline}", markup=False)
+            with writes.writing("--write-baseline", write_baseline):
+                write_atomic(write_baseline, Baseline.of(result).to_json())
+                console.print(f"baseline: {write_baseline}", markup=False)
     if interruption.signal is not None:
         kept = written([json_path, report_dir, summary_path])
         if write_baseline is not None and result.interrupted is not None:
             kept += f" ({write_baseline} not rewritten)"
         progress = f"after {len(result.cases)} of {len(scenarios)} cases"
         exit_interrupted(interruption.signal, kept, progress)
-    exit_judged(fails_gate(result, diff))
+    writes.exit(fails_gate(result, diff))
 
 
 def _read_baseline(path: Path) -> Baseline:
@@ -229,6 +237,11 @@ async def _open_session(
     target: str | None, command: str | None, options: RunOptions
 ) -> AdapterSession:
     try:
-        return await open_session(target, command, options)
+        session = await open_session(target, command, options)
     except AdapterLoadError as error:
         raise SetupError(str(error)) from None
+    if options.transport == "in-process" and not in_process_capable(session):
+        await session.close()  # as fuzz and replay refuse it: a usage error, not failed cases
+        invocation = adapter_invocation(target, command)
+        raise click.UsageError(f"{invocation} cannot take an in-process http_client")
+    return session

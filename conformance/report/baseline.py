@@ -24,7 +24,6 @@ the same.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
@@ -34,7 +33,6 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    ValidationError,
     model_serializer,
 )
 
@@ -44,7 +42,10 @@ from ..results import (
     CaseResult,
     InvariantVerdict,
     RunResult,
+    SavedFileError,
+    read_document,
     reproducible_reason,
+    validated,
 )
 from ..verdicts import ATTENTION, BY_SEVERITY, Contract, Verdict
 
@@ -122,27 +123,18 @@ def cause(verdict: InvariantVerdict) -> str:
 def read_baseline(path: Path) -> Baseline:
     """The baseline in ``path``: a compact baseline, or a results file read down to one.
 
-    Raises :class:`BaselineError` for a file that is missing, not JSON, or not valid under
-    either schema.
+    Raises :class:`BaselineError` for a file that is missing, too large, not JSON (or nested
+    too deep), or not valid under either schema (:func:`conformance.results.read_document`).
     """
     try:
-        document = json.loads(path.read_bytes())
-    except OSError as error:
-        why = error.strerror or error
-        raise BaselineError(f"{path}: cannot read the baseline ({why})") from None
-    except ValueError as error:  # not JSON, or not UTF-8
-        raise BaselineError(f"{path}: the baseline is not JSON ({error})") from None
-    schema = document.get("schema") if isinstance(document, dict) else None
-    try:
+        document = read_document(path, "the baseline")
+        schema = document.get("schema") if isinstance(document, dict) else None
         if schema == BASELINE_SCHEMA:
-            return Baseline.model_validate(document)
+            return validated(Baseline, document, path, schema)
         if schema == RESULTS_SCHEMA:
-            return Baseline.of(RunResult.model_validate(document))
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise BaselineError(f"{path}: invalid {schema}: {where}: {first['msg']}{more}") from None
+            return Baseline.of(validated(RunResult, document, path, schema))
+    except SavedFileError as error:
+        raise BaselineError(str(error)) from None
     raise BaselineError(
         f"{path}: neither a baseline (schema {BASELINE_SCHEMA!r}) "
         f"nor a results file (schema {RESULTS_SCHEMA!r})"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 import pytest
@@ -13,8 +15,10 @@ from text_case import write_text_case
 
 from conformance.cli import main
 from conformance.cli.options import EXIT_CODES_HELP, ExitCode
+from fakeprovider.cli import main as fakeprovider_main
 
 SILENT = shlex.join([sys.executable, "-c", "pass"])  # exits before its hello
+REFERENCE = shlex.join([sys.executable, "-m", "conformance.adapters.reference"])
 
 
 @pytest.fixture
@@ -42,8 +46,26 @@ def test_a_conformant_run_exits_0_and_a_failing_one_1(fixture: Path) -> None:
         ("report", "{fixture}", "--out", "{out}"),
         ("replay", "{bad}"),
         ("validate", "{bad}"),
+        ("run", "--fixtures", "{fixture}", "--timeout", "-1"),
+        ("run", "--fixtures", "{fixture}", "--idle-timeout", "0"),
+        ("run", "--fixtures", "{fixture}", "--transport", "in-process", "--adapter-cmd", REFERENCE),
+        ("replay", "{empty}"),
+        ("gateway", "--gateway-url", "http://127.0.0.1:9/v1", "--upstream-port", "99999"),
     ],
-    ids=["option", "no-case", "baseline", "two-adapters", "results", "replay", "validate"],
+    ids=[
+        "option",
+        "no-case",
+        "baseline",
+        "two-adapters",
+        "results",
+        "replay",
+        "validate",
+        "negative-timeout",
+        "zero-idle-timeout",
+        "in-process-subprocess",
+        "replay-no-case",
+        "port-out-of-range",
+    ],
 )
 def test_usage_and_input_errors_exit_2(
     args: tuple[str, ...], fixture: Path, tmp_path: Path
@@ -51,7 +73,8 @@ def test_usage_and_input_errors_exit_2(
     bad = tmp_path / "bad" / "bad.yaml"
     bad.parent.mkdir()
     bad.write_text("attempts: [{fault: explode}]\n", encoding="utf-8")
-    paths = {"fixture": fixture, "bad": bad, "out": tmp_path / "out"}
+    (tmp_path / "empty").mkdir()
+    paths = {"fixture": fixture, "bad": bad, "out": tmp_path / "out", "empty": tmp_path / "empty"}
     result = invoke(*(arg.format(**paths) for arg in args))
     assert result.exit_code == ExitCode.USAGE_ERROR, result.output
 
@@ -93,3 +116,40 @@ def test_every_help_lists_the_exit_codes(command: click.Command) -> None:
     with click.Context(command, info_name=command.name) as context:
         text = command.get_help(context)
     assert " ".join(text.split()).endswith(EXIT_CODES_HELP)
+
+
+# --- fakeprovider: 1 a malformed fixture, 2 a usage error, 3 cannot listen ---------------------
+
+
+@pytest.mark.parametrize("command", ["serve", "record"])
+def test_fakeprovider_port_past_65535_is_a_usage_error(command: str) -> None:
+    upstream = ["--upstream", "http://127.0.0.1:9/v1"] if command == "record" else []
+    result = CliRunner().invoke(fakeprovider_main, [command, *upstream, "--port", "99999"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+
+
+def test_fakeprovider_host_that_does_not_resolve_cannot_listen_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unresolved(*_: object, **__: object) -> NoReturn:  # no resolver asked: loopback only
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolved)
+    args = ["serve", "--host", "no-such-host.invalid", "--allow-remote", "--port", "0"]
+    result = CliRunner().invoke(fakeprovider_main, args)
+    assert result.exit_code == 3, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("Error: cannot listen on no-such-host.invalid:0: "), last
+    assert "Unknown error" not in last  # a gaierror's errno is no errno os.strerror knows
+
+
+def test_validate_names_an_empty_recording_and_why(fixture: Path) -> None:
+    cut_short = fixture.parent / "recorded-001.yaml"
+    cut_short.write_bytes(b"")
+    result = CliRunner().invoke(fakeprovider_main, ["validate", str(fixture.parent)])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip() == (
+        f"{cut_short}:1: no scenario: the file is empty or only comments "
+        "(as a save cut short leaves it)"
+    )

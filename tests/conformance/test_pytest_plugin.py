@@ -33,6 +33,7 @@ REFERENCE = "conformance.adapters.reference:factory"
 # pytest-asyncio (it warns about an unset option in every session without an ini file).
 # The fresh-virtualenv test runs with every installed plugin.
 NO_CACHE = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio")
+SILENT = shlex.join([sys.executable, "-c", "pass"])  # exits before its hello
 
 TOOL_CASE = """\
 id: tool-call-one
@@ -483,6 +484,24 @@ def test_unusable_adapter_is_a_usage_error(pytester: pytest.Pytester, corpus: Pa
 
     result, _ = run(pytester, f"--conformance-adapter={REFERENCE}", "--conformance-adapter-cmd=x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    ["--conformance-adapter=no.such.module:factory", f"--conformance-adapter-cmd={SILENT}"],
+    ids=["import", "handshake"],
+)
+def test_under_xdist_an_unusable_adapter_is_one_usage_error(
+    pytester: pytest.Pytester, corpus: Path, adapter: str
+) -> None:
+    pytest.importorskip("xdist")
+    result = pytester.runpytest_subprocess(
+        *NO_CACHE, adapter, f"--conformance-fixtures={corpus}", "-n", "2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR: ")]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: streamconform: "), errors
+    assert "error" not in result.stdout.str().lower()  # no item ran, so none errored
 
 
 def test_broken_fixture_is_a_collection_error(pytester: pytest.Pytester) -> None:

@@ -231,7 +231,7 @@ def test_both_kinds_of_file_give_the_same_comparison(tmp_path: Path) -> None:
     ("content", "message"),
     [
         (None, "missing.json: cannot read the baseline (No such file or directory)"),
-        ('{"schema": ', "missing.json: the baseline is not JSON (Expecting value"),
+        ('{"schema": ', "missing.json: the baseline is not JSON (EOF while parsing a value"),
         ("[1, 2]", "missing.json: neither a baseline (schema 'streamconform.baseline') nor"),
         ('{"schema": "streamconform.baseline", "schema_version": 2}', "schema_version: Input"),
         (
