@@ -21,7 +21,7 @@ from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterSession, CaseRun
 from ..adapters.case_log import byte_count
-from ..events import Hello, RetryPolicy, RunCase
+from ..events import FollowUpTurn, Hello, RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
 from ..invariants.judging import documented_order, framing_in_question, judge_evidence
@@ -206,7 +206,16 @@ def case_request(
         retry=policy,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
+        follow_up=_follow_up_turn(scenario),
     )
+
+
+def _follow_up_turn(scenario: Scenario) -> FollowUpTurn | None:
+    """What the shim of a two-turn case hands its client for the next request."""
+    if scenario.follow_up is None:
+        return None
+    spec = scenario.follow_up
+    return FollowUpTurn(tool_results=list(spec.tool_results), message=spec.message)
 
 
 def sdk_base_url(root: str, scenario: Scenario) -> str:
@@ -302,7 +311,10 @@ class ObservedCase:
             verdicts=judge(evidence, strict=strict, control=self._twin(contract)),
             events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
             expected=evidence.judged_expected.summary(),
-            requests=[record.model_dump(mode="json") for record in evidence.requests],
+            requests=[
+                record.model_dump(mode="json")
+                for record in (*evidence.requests, *evidence.follow_ups)
+            ],
             stderr=self.run.stderr,
             retry=_retry_summary(evidence),
         )
@@ -382,7 +394,8 @@ def observation(
         capabilities=hello.capabilities,
         policy=case.retry if retries_on else None,
         idle_timeout_s=case.idle_timeout_s,
-        requests=requests,
+        requests=tuple(record for record in requests if not record.follow_up),
+        follow_ups=tuple(record for record in requests if record.follow_up),
         status=run.status,
         detail=run.detail,
         invalid_field=run.invalid_field,
