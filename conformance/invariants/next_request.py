@@ -20,7 +20,9 @@ from .registry import Judgement, Scope, breached, held, invariant
 
 TWO_TURN = Scope("every two-turn case", lambda scenario: scenario.follow_up is not None)
 SOURCE = (
-    'DIALECTS.md "Continuity tokens"; reference dialects.md §4 (B1-B14, G17-G27, A18); '
+    "the provider's refusals of a replayed history (the dialect reference's §4, B1-B14, "
+    "G17-G27, A18: https://github.com/bitrouter/bitrouter/pull/592, "
+    "https://github.com/router-for-me/CLIProxyAPI/issues/5692); "
     "docs/decisions.md#two-turn-cases"
 )
 
