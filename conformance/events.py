@@ -246,7 +246,8 @@ class Capabilities(WireModel):
     retry: bool = False
     error_codes: bool = False
     # Protocol 1.1: sends the next request of a two-turn case, built from what it assembled.
-    follow_up: bool = False
+    # None (not declared) is left out of a hello's dump, as before the capability existed.
+    follow_up: bool | None = None
 
 
 RetryAfterHeader = Literal["retry-after", "retry-after-ms"]
