@@ -71,6 +71,18 @@ def test_the_reference_passes_every_two_turn_case(contract: Contract) -> None:
             "N1",
             'is the item id of call "call_3YyJxexPQxpgBOa8IiNGJDoK", not its call_id',
         ),
+        (
+            "calls_replayed_twice",
+            "two-turn-parallel-tool-calls",
+            "N2",
+            'the replayed turn has call "call_Pq7WmZ2cR4tY8uK1oL5nB3vX" 2 times',
+        ),
+        (
+            "encrypted_content_dropped_on_replay",
+            "resp-two-turn-reasoning-function-call",
+            "RS-R2",
+            "the reasoning item's encrypted_content (reasoning block 1) is missing",
+        ),
     ],
 )
 def test_a_next_request_mutant_fails_its_rule(

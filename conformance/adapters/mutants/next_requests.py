@@ -41,3 +41,25 @@ def item_id_as_call_id(
         for block in blocks
     ]
     return next_request(dialect, request, echoed, turn)
+
+
+def encrypted_content_dropped_on_replay(
+    dialect: ProtocolDialect, request: dict[str, Any], blocks: Sequence[Block], turn: FollowUpTurn
+) -> dict[str, Any]:
+    """Reasoning items go back by id alone, their encrypted_content left out (G24, G25)."""
+    bare = [
+        block.model_copy(update={"encrypted_content": None})
+        if isinstance(block, ReasoningBlock)
+        else block
+        for block in blocks
+    ]
+    return next_request(dialect, request, bare, turn)
+
+
+def calls_replayed_twice(
+    dialect: ProtocolDialect, request: dict[str, Any], blocks: Sequence[Block], turn: FollowUpTurn
+) -> dict[str, Any]:
+    """Each tool call is in the replayed turn twice, as a content block and as a call (A18)."""
+    # The results still answer each call once: they pair with the first of its copies.
+    doubled = [*blocks, *(block for block in blocks if isinstance(block, ToolCallBlock))]
+    return next_request(dialect, request, doubled, turn)

@@ -537,6 +537,18 @@ _ALL = (
         ("N1",),
         next_request=nr.item_id_as_call_id,
     ),
+    Mutant(
+        "calls_replayed_twice",
+        "The replayed turn carries each tool call twice: the provider refuses duplicate ids.",
+        ("N2",),
+        next_request=nr.calls_replayed_twice,
+    ),
+    Mutant(
+        "encrypted_content_dropped_on_replay",
+        "Reasoning items are sent back by id alone: under store false they are not found.",
+        ("RS-R2",),
+        next_request=nr.encrypted_content_dropped_on_replay,
+    ),
 )
 
 MUTANTS: dict[str, Mutant] = {mutant.name: mutant for mutant in _ALL}
