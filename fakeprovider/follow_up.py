@@ -75,7 +75,6 @@ class Replayed:
 
     assistant: bool = False  # it has an assistant turn at all
     calls: list[object] = field(default_factory=list)  # the ids its assistant turn's calls carry
-    call_items: list[object] = field(default_factory=list)  # Responses: their item ids
     results: list[object] = field(default_factory=list)  # the ids its tool results carry
     tokens: list[Token] = field(default_factory=list)
 
@@ -195,7 +194,6 @@ def _responses(request: dict[str, Any]) -> Replayed:
         kind = item.get("type")
         if kind == "function_call":
             seen.calls.append(item.get("call_id"))
-            seen.call_items.append(item.get("id"))
         elif kind == "function_call_output":
             seen.results.append(item.get("call_id"))
         elif kind == "reasoning":
