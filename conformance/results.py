@@ -13,6 +13,7 @@ import json
 import re
 from collections import Counter
 from importlib import metadata
+from signal import Signals
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,11 +101,34 @@ class CaseResult(_Result):
     # The wire of the case's scenario, left out for chat-completions: a chat case's result
     # reads as it did before dialects (optional within schema version 1).
     dialect: str | None = Field(default=None, exclude_if=lambda dialect: dialect is None)
+    # Bytes left out by kind (events, stderr, request-bodies, gateway-capture) to keep the
+    # case within MAX_CASE_BYTES (conformance.kept); absent when nothing was cut (optional
+    # within schema version 1).
+    cut: dict[str, int] = Field(default_factory=dict, exclude_if=lambda cut: not cut)
 
     @property
     def worst(self) -> Verdict | None:
         """The most severe verdict of the case (fail > non-strict > pass > info > n/a)."""
         return worst(v.verdict for v in self.verdicts.values())
+
+
+class RunInterruption(_Result):
+    """A run stopped by a signal: the cases that ended before it are the run's cases."""
+
+    signal: str  # "SIGINT" or "SIGTERM"
+    cases_selected: int  # how many the run was to run
+
+    @classmethod
+    def by(cls, signum: Signals | None, cases_selected: int) -> RunInterruption | None:
+        """The interruption of a run of ``cases_selected`` cases that ``signum`` stopped;
+        None when no signal came."""
+        return None if signum is None else cls(signal=signum.name, cases_selected=cases_selected)
+
+    def describe(self, cases_run: int) -> str:
+        return f"interrupted by {self.signal} {self.progress(cases_run)}"
+
+    def progress(self, cases_run: int) -> str:
+        return f"after {cases_run} of {self.cases_selected} cases"
 
 
 class RunResult(_Result):
@@ -118,6 +142,9 @@ class RunResult(_Result):
     contract: Contract = "harness"  # the contract the verdicts were judged under
     catalogue: list[CatalogueEntry]
     cases: list[CaseResult]
+    # Set when a signal stopped the run: the cases then are those that ended before it, and
+    # a baseline comparison sees the others as not judged, never as fixed.
+    interrupted: RunInterruption | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -146,7 +173,9 @@ class RunResult(_Result):
         return self.counts()["fail"] > 0
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, indent=2)
+        # A run that ran to its end says nothing of interruption: its file reads as before.
+        unset = {"interrupted"} if self.interrupted is None else None
+        return self.model_dump_json(by_alias=True, indent=2, exclude=unset)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> RunResult:

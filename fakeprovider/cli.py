@@ -7,7 +7,6 @@ import contextlib
 import gc
 import json
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -19,6 +18,7 @@ from .errors import FakeProviderError
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
 from .follow_up import answer_attempt
 from .hosts import is_loopback
+from .interrupts import Interruption
 from .listening import ListeningServer
 from .playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
@@ -27,6 +27,7 @@ from .redaction import redacted_url
 from .registry import ScenarioRegistry
 from .scenario import FollowUp, Scenario
 from .server import FakeProviderServer
+from .stopping import exit_interrupted, stops_on_signals
 from .wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -102,28 +103,22 @@ async def _listening(server: ListeningServer, host: str, port: int) -> AsyncIter
         await server.stop()
 
 
-def _stop_signals() -> asyncio.Event:
-    """An event that SIGINT or SIGTERM sets, from now on: set up before the server announces
-    itself, so a signal sent as soon as that line is read is not lost.
-
-    Handled explicitly: a SIGINT ignored by the parent (a shell's background job) stays
-    ignored in the child, and SIGTERM's default would end the process without stopping the
-    server (a recording proxy saves the exchanges in flight when it stops).
-    """
-    stopped = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopped.set)
-    return stopped
-
-
-def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
+def _run_until_interrupted(
+    serving: Coroutine[Any, Any, None], interruption: Interruption, kept: Callable[[], str]
+) -> None:
+    """Serve until SIGINT or SIGTERM, then end with one line (``kept()``: what was saved)
+    and 130 or 143. The signals are caught before the server announces itself, so one sent
+    as soon as that line is read is not lost; explicitly, so that a SIGINT ignored by the
+    parent (a shell's background job) stops it too, and SIGTERM stops the server (a
+    recording proxy saves the exchanges in flight) rather than end the process."""
     try:
-        with contextlib.suppress(KeyboardInterrupt):
+        with interruption.deferred():
             asyncio.run(serving)
     except _CouldNotListenError as error:
         click.echo(f"Error: {error}", err=True)
         sys.exit(EXIT_COULD_NOT_START)
+    assert interruption.signal is not None  # serving ends on a signal only
+    exit_interrupted(interruption.signal, kept())
 
 
 @main.command()
@@ -157,6 +152,7 @@ def _run_until_interrupted(serving: Coroutine[Any, Any, None]) -> None:
     "bytes and pauses, but not the scenario's write boundaries: for load tests, not for "
     "conformance cases.",
 )
+@stops_on_signals
 def serve(
     host: str,
     allow_remote: bool,
@@ -165,13 +161,15 @@ def serve(
     fixture_dirs: tuple[Path, ...],
     model_prefix: str,
     coalesce: bool,
+    interruption: Interruption,
 ) -> None:
     """Serve scenarios; each answers at http://HOST:PORT/{id}/v1/chat/completions, or
     /{id}/v1/messages for an anthropic-messages scenario (/v1 may be left out).
 
     A gateway with one upstream base URL (http://HOST:PORT/v1) selects a scenario with an
     x-scenario-id header or a model of PREFIX<id>. The control API (/_scenarios) has no
-    authentication. Exit status 3 if the port is in use.
+    authentication. Exit status 3 if the port is in use; SIGINT or SIGTERM stops it, exit
+    status 130 or 143.
     """
     _check_binding(host, allow_remote)
     registry = ScenarioRegistry(_load_or_exit(fixture_dirs))
@@ -183,11 +181,11 @@ def serve(
         allowed_hosts=allowed_hosts,
         coalesce=coalesce,
     )
-    _run_until_interrupted(_serve(server, port))
+    serving = _serve(server, port, interruption)
+    _run_until_interrupted(serving, interruption, lambda: "stopped serving")
 
 
-async def _serve(server: FakeProviderServer, port: int) -> None:
-    stopped = _stop_signals()
+async def _serve(server: FakeProviderServer, port: int, interruption: Interruption) -> None:
     async with _listening(server, server.host, port):
         root = f"http://{server.host}:{server.port}"
         click.echo(f"fakeprovider listening on {root}")
@@ -203,7 +201,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
         # What start-up made (modules, the loaded scenarios) lives as long as the process:
         # kept out of the collector, a full collection no longer walks it all under load.
         gc.freeze()
-        await stopped.wait()
+        await interruption.signalled()
 
 
 @main.command()
@@ -240,6 +238,7 @@ async def _serve(server: FakeProviderServer, port: int) -> None:
     show_default=True,
     help="Seconds without an upstream byte before the body is recorded as a stall.",
 )
+@stops_on_signals
 def record(
     upstream: str,
     host: str,
@@ -249,6 +248,7 @@ def record(
     name: str,
     min_pause_ms: float,
     idle_timeout: float,
+    interruption: Interruption,
 ) -> None:
     """Record a real upstream: a loopback proxy that saves every answer as a fixture.
 
@@ -263,10 +263,11 @@ def record(
     is saved: secret-looking headers (x-api-key, authorization, ...) and query parameters,
     and the user:password of a URL.
     An answer the client leaves, or that is in flight at SIGINT/SIGTERM, is saved as far as
-    it went, marked partial.
+    it went, marked partial; the signal ends it with exit status 130 or 143.
     Exit status 3 if the port is in use.
     """
     _check_binding(host, allow_remote)
+    saves: list[Saved] = []
     try:
         proxy = RecordingProxy(
             upstream,
@@ -276,24 +277,28 @@ def record(
             name=name,
             min_pause_ms=min_pause_ms,
             idle_timeout_s=idle_timeout,
-            on_saved=_report_saved,
+            on_saved=lambda saved: _report_saved(saved, saves),
         )
     except FakeProviderError as error:
         click.echo(f"fakeprovider record: {error}", err=True)
         sys.exit(2)
-    _run_until_interrupted(_record(proxy, port))
+
+    def kept() -> str:
+        return f"{len(saves)} answer(s) saved in {out_dir}/"
+
+    _run_until_interrupted(_record(proxy, port, interruption), interruption, kept)
 
 
-async def _record(proxy: RecordingProxy, port: int) -> None:
-    stopped = _stop_signals()
+async def _record(proxy: RecordingProxy, port: int, interruption: Interruption) -> None:
     async with _listening(proxy, proxy.host, port):
         upstream = redacted_url(str(proxy.upstream))
         click.echo(f"fakeprovider record listening on {proxy.root_url} -> {upstream}")
         click.echo(f"saving to {proxy.out_dir}/")
-        await stopped.wait()
+        await interruption.signalled()
 
 
-def _report_saved(saved: Saved) -> None:
+def _report_saved(saved: Saved, saves: list[Saved]) -> None:
+    saves.append(saved)
     status = "no response" if saved.status is None else f"HTTP {saved.status}"
     partial = f" (partial: {saved.partial})" if saved.partial else ""
     if saved.fixture is None:

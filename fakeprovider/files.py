@@ -12,8 +12,12 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` (text is UTF-8) in one rename; parents are created."""
+def write_atomic(path: Path, data: str | bytes, *, exclusive: bool = False) -> None:
+    """Replace ``path`` with ``data`` (text is UTF-8) in one rename; parents are created.
+
+    ``exclusive``: create ``path`` whole or raise FileExistsError, never replacing a file
+    (a hard link of the written file, which POSIX makes atomic and exclusive, as O_EXCL).
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -22,7 +26,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             file.write(payload)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        if exclusive:
+            os.link(temporary, path)
+            Path(temporary).unlink()
+        else:
+            os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

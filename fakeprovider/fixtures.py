@@ -8,7 +8,9 @@ loading: a plain scalar cut short by `` #``, which YAML reads as the start of a 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -17,10 +19,12 @@ from types import MappingProxyType
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .errors import FakeProviderError
-from .scenario import Scenario, StreamAttempt
+from .scenario import LONE_SURROGATE, Scenario, StreamAttempt, lone_surrogate_at
+from .shown import controls_shown
+from .validating import InvalidScenarioError, validate_scenario
 from .wire import EncodeError, encode_stream
 
 Location = tuple[str | int, ...]
@@ -48,8 +52,10 @@ class FixtureProblem:
     line: int | None = None
 
     def __str__(self) -> str:
+        """One line, safe to show: a file name, key or value may hold control characters."""
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        text = f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+        return controls_shown(text)
 
 
 class FixtureError(FakeProviderError, ValueError):
@@ -101,31 +107,90 @@ def _remembered_fixture(path: Path, text: str) -> Fixture:
 
 
 def _fixture(path: Path, text: str) -> Fixture:
+    with _collection_paused():
+        return _checked_fixture(path, text)
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: a large fixture is a million nodes, none of
+    them garbage, which the collector walked again and again (half of the 25 s a fixture of
+    100 000 steps took)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _checked_fixture(path: Path, text: str) -> Fixture:
     data, lines, warnings = _parse_fixture_text(path, text)
     if not isinstance(data, dict):
         raise FixtureError([FixtureProblem(path, "", "a fixture is a mapping (a scenario)", 1)])
+    if (surrogate := lone_surrogate_at(data, text)) is not None:
+        raise FixtureError([_located(path, surrogate, LONE_SURROGATE, lines)])
     problems = []
     given = data.setdefault("id", path.stem)
     if isinstance(given, str) and given != path.stem:
         reason = f"{given!r} is not the file name: a fixture's id is its file stem, {path.stem!r}"
         problems.append(_located(path, ("id",), reason, lines))
     try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as error:
-        problems += [_problem(path, detail, lines) for detail in error.errors(include_url=False)]
+        scenario = validate_scenario(data)
+    except InvalidScenarioError as error:
+        problems += [_problem(path, detail, lines) for detail in error.problems]
+        if error.count > len(error.problems):
+            more = error.count - len(error.problems)
+            problems.append(FixtureProblem(path, "", f"and {more} more problem(s) not listed"))
     if problems:
         raise FixtureError(problems)
     return Fixture(path, scenario, MappingProxyType(lines), warnings)
 
 
 def fixture_files(root: str | Path) -> list[Path]:
-    """Fixture files below a directory (or the file itself), in a stable order."""
-    root = Path(root)
+    """Fixture files below a directory (or the file itself), in a stable order.
+
+    A folder is read only inside itself: a symlink in it that leads out of it, nowhere or
+    round in a loop is a problem, so a contributed folder cannot make a run read (and show,
+    in its problem lines) a file elsewhere. A symlink that stays inside is followed only to
+    a file; the files of a linked folder inside are read where they are."""
+    files, problems = _fixture_paths(Path(root))
+    if problems:
+        raise FixtureError(problems)
+    return files
+
+
+def _fixture_paths(root: Path) -> tuple[list[Path], list[FixtureProblem]]:
     if root.is_file():
-        return [root]
+        return [root], []
     if not root.is_dir():
-        raise FixtureError([FixtureProblem(root, "", "no such file or directory")])
-    return sorted(p for p in root.rglob("*") if p.suffix in FIXTURE_SUFFIXES and p.is_file())
+        return [], [FixtureProblem(root, "", "no such file or directory")]
+    inside = root.resolve()
+    files: list[Path] = []
+    problems: list[FixtureProblem] = []
+    for path in sorted(root.rglob("*")):  # which does not descend into a linked folder
+        if refused := _symlink_refused(path, inside):
+            problems.append(FixtureProblem(path, "", refused))
+        elif path.suffix in FIXTURE_SUFFIXES and path.is_file():
+            files.append(path)
+    return files, problems
+
+
+def _symlink_refused(path: Path, inside: Path) -> str | None:
+    """Why ``path`` in the folder ``inside``, a symlink to a fixture or a folder, is not
+    read, or None."""
+    if not path.is_symlink() or not (path.suffix in FIXTURE_SUFFIXES or path.is_dir()):
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return "a symlink to nothing (dangling)"
+    except (RuntimeError, OSError):  # 3.11 raises RuntimeError on a loop, 3.13 OSError
+        return "a symlink loop"
+    if not target.is_relative_to(inside):
+        return f"a symlink to {target}, outside the fixtures folder {inside}: not read"
+    return None
 
 
 def load_fixtures(roots: Iterable[str | Path]) -> list[Scenario]:
@@ -152,6 +217,19 @@ def validate_fixtures(
         if not found:
             valid.append(fixture)
     return valid, problems
+
+
+def fixture_text_problems(path: Path, text: str) -> list[FixtureProblem]:
+    """What ``fakeprovider validate`` would find in ``text`` saved as ``path`` on its own
+    (its size, YAML, scenario and streams' encoding): the recording proxy writes only a
+    fixture it would accept."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_FIXTURE_BYTES:
+        return [_too_large(path, size)]
+    try:
+        return _encoding_problems(_fixture(path, text))
+    except FixtureError as error:
+        return error.problems
 
 
 def _read_fixtures(roots: Iterable[str | Path]) -> tuple[list[Fixture], list[FixtureProblem]]:
@@ -187,10 +265,9 @@ def _encoding_problems(fixture: Fixture) -> list[FixtureProblem]:
 
 def _all_files(roots: Iterable[str | Path], problems: list[FixtureProblem]) -> Iterator[Path]:
     for root in roots:
-        try:
-            yield from fixture_files(root)
-        except FixtureError as error:
-            problems += error.problems
+        files, found = _fixture_paths(Path(root))
+        problems += found
+        yield from files
 
 
 # --- reading, with the line of every node -------------------------------------------------
@@ -202,18 +279,16 @@ def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_FIXTURE_BYTES:
-            raise FixtureError(
-                [
-                    FixtureProblem(
-                        path, "", f"{size} bytes; fixtures are at most {MAX_FIXTURE_BYTES}"
-                    )
-                ]
-            )
+            raise FixtureError([_too_large(path, size)])
         return path.read_text(encoding="utf-8")
     except OSError as error:
         raise FixtureError([FixtureProblem(path, "", error.strerror or str(error))]) from None
     except UnicodeDecodeError as error:
         raise FixtureError([FixtureProblem(path, "", f"not UTF-8 text ({error.reason})")]) from None
+
+
+def _too_large(path: Path, size: int) -> FixtureProblem:
+    return FixtureProblem(path, "", f"{size} bytes; fixtures are at most {MAX_FIXTURE_BYTES}")
 
 
 def _parse_fixture_text(path: Path, text: str) -> tuple[Any, _Lines, tuple[FixtureProblem, ...]]:

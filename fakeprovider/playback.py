@@ -19,19 +19,23 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
 
+from . import json_pieces
 from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
+    LONE_SURROGATE,
     SCENARIO_ID_PATTERN,
     ErrorAttempt,
     FaultAttempt,
     Scenario,
     StreamAttempt,
+    lone_surrogate_at,
 )
 from .sends import Run, coalesced, scripted
+from .validating import InvalidScenarioError, validate_scenario
 from .wire import (
     EncodeError,
     WirePlan,
@@ -428,9 +432,15 @@ def _scenario_json(registry: ScenarioRegistry, scenario_id: str) -> Playback:
 
 
 def _request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:
+    # Each record written by a call of its own: one json.dumps of the whole log (up to
+    # MAX_LOGGED_BYTES of bodies, twice) keeps the GIL from the loop's streams for 0.2 s.
     log = registry.request_log(scenario_id)
-    records: list[JsonValue] = [record.model_dump(mode="json") for record in log.records]
-    return json_playback(200, {"requests": records, "dropped": log.dropped})
+    parts = [b'{"requests": [']
+    for number, record in enumerate(log.records):
+        parts += [b", "] if number else []
+        parts.append(json.dumps(record.model_dump(mode="json")).encode())
+    parts.append(b'], "dropped": ' + str(log.dropped).encode() + b"}")
+    return json_body_playback(200, b"".join(parts))
 
 
 def _clear_request_log(registry: ScenarioRegistry, scenario_id: str) -> Playback:
@@ -452,20 +462,23 @@ def _put_scenario(
 def _parse_scenario(scenario_id: str, body: bytes) -> Scenario | Playback:
     """The scenario a PUT body describes, or the error that says why it is not one."""
     try:
-        data = json.loads(body)
+        data = json_pieces.loads(body)  # in pieces: this runs beside the event loop
     except (ValueError, RecursionError) as error:  # ValueError: also an int of 5 000 digits
         reason = str(error).partition("; use sys.")[0]  # Python's advice to raise the limit
         return error_playback(400, f"the body is not JSON: {reason}")
     if not isinstance(data, dict):
         return error_playback(422, "the body must be a JSON object (a scenario)")
+    if (surrogate := lone_surrogate_at(data, body)) is not None:
+        where = _shortened(".".join(str(part) for part in surrogate))
+        return error_playback(422, f"{where}: {LONE_SURROGATE}")
     if data.setdefault("id", scenario_id) != scenario_id:
         message = f"the body's id {_shown(data['id'])} differs from the URL's {scenario_id!r}"
         return error_playback(422, message)
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = validate_scenario(data)
         check_playable(scenario)
-    except ValidationError as error:
-        return error_playback(422, _describe_validation_error(error))
+    except InvalidScenarioError as error:
+        return error_playback(422, _describe_invalid(error))
     except PlaybackError as error:
         return error_playback(422, f"the scenario cannot be played: {error}")
     return scenario
@@ -476,16 +489,15 @@ MAX_LISTED_PROBLEMS = 20
 _MAX_SHOWN_CHARS = 200  # of a value or field path quoted in an error message
 
 
-def _describe_validation_error(error: ValidationError) -> str:
-    problems = error.errors(include_url=False, include_input=False)
+def _describe_invalid(error: InvalidScenarioError) -> str:
     listed = [
         _shortened(".".join(str(part) for part in problem["loc"]) or "(scenario)")
         + f": {problem['msg']}"
-        for problem in problems[:MAX_LISTED_PROBLEMS]
+        for problem in error.problems[:MAX_LISTED_PROBLEMS]
     ]
-    if len(problems) > MAX_LISTED_PROBLEMS:
-        listed.append(f"and {len(problems) - MAX_LISTED_PROBLEMS} more")
-    return f"invalid scenario ({len(problems)} problem(s)): " + "; ".join(listed)
+    if error.count > MAX_LISTED_PROBLEMS:
+        listed.append(f"and {error.count - MAX_LISTED_PROBLEMS} more")
+    return f"invalid scenario ({error.count} problem(s)): " + "; ".join(listed)
 
 
 def _shortened(text: str) -> str:
@@ -505,6 +517,13 @@ def json_playback(
 ) -> Playback:
     """A complete JSON response, for the control API and the shells' own errors."""
     body = b"" if status == 204 else json.dumps(value).encode()
+    return json_body_playback(status, body, extra_headers)
+
+
+def json_body_playback(
+    status: int, body: bytes, extra_headers: tuple[tuple[str, str], ...] = ()
+) -> Playback:
+    """A complete response of JSON already encoded."""
     headers = (("content-type", "application/json"), ("content-length", str(len(body))))
     return Playback(status, headers + extra_headers, _single_write(body), "length")
 

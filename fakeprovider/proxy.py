@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,9 +27,11 @@ from pathlib import Path
 import h11
 import httpx
 
+from .content_coding import BodyDecoder, ContentCodingError, body_decoder
 from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
-from .fixtures import fixture_yaml
+from .files import write_atomic
+from .fixtures import fixture_text_problems, fixture_yaml
 from .forwarding import ForwardingError, forwarded_url, upstream_origin
 from .hosts import url_host
 from .listening import ListeningServer
@@ -49,6 +52,10 @@ from .wire import LAST_CHUNK, encode_head, frame_chunk
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_IDLE_TIMEOUT_S = 60.0
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
+MAX_RECORDED_BYTES = 2 * 1024 * 1024
+"""Body bytes (decoded) one recording keeps; past it the answer is still relayed in full,
+and the recording is saved as a partial one. Its fixture must also pass ``validate``
+(``MAX_FIXTURE_BYTES`` for the YAML, which escaping makes larger than the body)."""
 _READ_SIZE = 64 * 1024
 _RELAY_DROPPED = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
@@ -79,16 +86,49 @@ class _Request:
 
 @dataclass
 class _Relay:
-    """The response as relayed so far: its head, the reads and when the last one came."""
+    """The response as relayed so far: its head, the reads (decoded, within
+    ``MAX_RECORDED_BYTES``) and when the last one came, and why recording stopped early."""
 
     response: httpx.Response | None = None
     last: float = field(default_factory=time.monotonic)
     reads: list[Read] = field(default_factory=list)
+    kept_bytes: int = 0
+    decoder: BodyDecoder | None = None
+    cut: str = ""  # why the recording stops before the body does; the relay goes on
+    saved: bool = False  # the recording was handed to be saved: the rest is only relayed
+
+    def start(self, response: httpx.Response) -> None:
+        self.response = response
+        decoder = body_decoder(response.headers.get("content-encoding", ""))
+        if isinstance(decoder, str):
+            self.cut = decoder
+        else:
+            self.decoder = decoder
 
     def add(self, data: bytes) -> None:
-        now = time.monotonic()
-        self.reads.append(Read(data, round((now - self.last) * 1000, 3)))
-        self.last = now
+        """Record what ``data`` decodes to, up to ``MAX_RECORDED_BYTES`` of body."""
+        if self.cut or self.decoder is None:
+            return
+        room = MAX_RECORDED_BYTES - self.kept_bytes
+        try:
+            decoded = self.decoder.decode(data, room + 1)  # one more: tells a full cap
+        except ContentCodingError as error:
+            self.cut = f"{error}: the rest was relayed, not recorded"
+            return
+        if len(decoded) > room:
+            cut = room
+            while cut > 0 and 0x80 <= decoded[cut] < 0xC0:  # inside a UTF-8 character
+                cut -= 1  # a fixture holds text: end before it
+            decoded = decoded[:cut]
+            self.cut = (
+                f"the recording stops at {MAX_RECORDED_BYTES} body bytes (MAX_RECORDED_BYTES): "
+                "the rest was relayed, not recorded"
+            )
+        if decoded:  # a read that decodes to nothing yet: its wait joins the next one's
+            now = time.monotonic()
+            self.reads.append(Read(decoded, round((now - self.last) * 1000, 3)))
+            self.kept_bytes += len(decoded)
+            self.last = now
 
     def recording(self, unanswered: Recording, ending: ClientEnding) -> Recording:
         """``unanswered`` completed with the response relayed so far, ended by ``ending``."""
@@ -103,13 +143,17 @@ class _Relay:
             chunked="chunked" in self.response.headers.get("transfer-encoding", "").lower(),
         )
 
-    def partial(self, unanswered: Recording, who: str) -> Recording:
-        """What was relayed before ``who`` ended the exchange early: replayed as a cut."""
-        size = sum(len(read.data) for read in self.reads)
-        reason = f"{who} after {size} body bytes; the rest of the upstream's body was not read"
+    def cut_short(self, unanswered: Recording, reason: str) -> Recording:
+        """What was recorded before ``reason`` ended the recording: replayed as a cut."""
         return dataclasses.replace(
             self.recording(unanswered, "disconnect"), final_gap_ms=0.0, partial=reason
         )
+
+    def partial(self, unanswered: Recording, who: str) -> Recording:
+        """What was relayed before ``who`` ended the exchange early."""
+        size = self.kept_bytes
+        reason = f"{who} after {size} body bytes; the rest of the upstream's body was not read"
+        return self.cut_short(unanswered, reason)
 
 
 class _BadRequestError(FakeProviderError):
@@ -146,6 +190,8 @@ class RecordingProxy(ListeningServer):
         self._requested_port = port
         self._next_number = 1
         self._exchanges: set[asyncio.Task[None]] = set()
+        self._savings: set[asyncio.Task[None]] = set()
+        self._claiming = threading.Lock()  # saves run in threads; numbers are claimed in turn
         self._server: asyncio.Server | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -164,6 +210,7 @@ class RecordingProxy(ListeningServer):
                 exchange.cancel()
             # Before wait_closed, which (Python 3.12+) waits for the connections to end.
             await asyncio.gather(*self._exchanges, return_exceptions=True)
+            await asyncio.gather(*self._savings, return_exceptions=True)
             await self._server.wait_closed()
             self._server = None
         if self._client is not None:
@@ -186,7 +233,7 @@ class RecordingProxy(ListeningServer):
                 url = forwarded_url(self.upstream, request.target)
                 recording = await self._relay(request, url, writer, dialect)
                 if recording is not None:
-                    self._save(recording)
+                    self._save_later(recording)
         except (_BadRequestError, ForwardingError) as error:
             _write_error(writer, 400, str(error), dialect)
         except (TimeoutError, ConnectionError):
@@ -203,8 +250,9 @@ class RecordingProxy(ListeningServer):
     async def _relay(
         self, request: _Request, url: httpx.URL, writer: asyncio.StreamWriter, dialect: DialectId
     ) -> Recording | None:
-        """Forward ``request`` to ``url``, relay the answer, and return what was received;
-        the proxy's own answer (an unreachable upstream) has ``dialect``'s error shape."""
+        """Forward ``request`` to ``url``, relay the answer, and return what was received
+        (None: nothing, or saved already); the proxy's own answer (an unreachable upstream)
+        has ``dialect``'s error shape."""
         assert self._client is not None
         headers = [(n, v) for n, v in request.headers if n.lower() not in _FORWARD_DROPPED]
         headers.append(("accept-encoding", "identity"))  # the fixture keeps the body as sent
@@ -217,14 +265,22 @@ class RecordingProxy(ListeningServer):
             status=None,
         )
         relay = _Relay()
+
+        def save_if_cut() -> None:
+            """Once the recording stopped short, save it now: an endless answer goes on."""
+            if relay.cut and not relay.saved:
+                relay.saved = True
+                self._save_later(relay.cut_short(unanswered, relay.cut))
+
         try:
             async with self._client.stream(
                 request.method, url, headers=headers, content=request.body
             ) as response:
-                relay.response = response
+                relay.start(response)
+                save_if_cut()
                 _write_head(writer, response)
-                ending = await _relay_body(response, writer, relay)
-                return relay.recording(unanswered, ending)
+                ending = await _relay_body(response, writer, relay, save_if_cut)
+                return None if relay.saved else relay.recording(unanswered, ending)
         except httpx.ConnectError as error:
             shown = redacted_url(str(url))
             message = f"fakeprovider record: upstream {shown} unreachable: {error}"
@@ -237,60 +293,86 @@ class RecordingProxy(ListeningServer):
                 writer.transport.abort()
             return dataclasses.replace(unanswered, ending=ending)
         except ConnectionError:
-            if relay.response is None:
+            if relay.response is None or relay.saved:
                 raise
             return relay.partial(unanswered, "the client closed its connection")
         except asyncio.CancelledError:
-            if relay.response is not None:
-                self._save(relay.partial(unanswered, "the recorder stopped"))
+            if relay.response is not None and not relay.saved:
+                self._save_later(relay.partial(unanswered, "the recorder stopped"))
             raise
 
-    def _save(self, recording: Recording) -> None:
-        scenario_id, dump, fixture = self._claim_files()
-        dump.write_bytes(recording.body)
+    def _save_later(self, recording: Recording) -> None:
+        """Save ``recording`` in a task of its own, which stop() waits for (and never
+        cancels: a save begun is finished)."""
+        saving = asyncio.get_running_loop().create_task(self._save(recording))
+        self._savings.add(saving)
+        saving.add_done_callback(self._savings.discard)
+
+    async def _save(self, recording: Recording) -> None:
+        """Save ``recording`` off the event loop: building and checking its YAML takes
+        long enough for other relayed streams to lose their pacing."""
         try:
-            scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
-            fixture.write_text(fixture_yaml(scenario), encoding="utf-8")
-        except RecordingError as error:
-            saved = Saved(None, dump, recording.status, str(error), recording.partial)
-        else:
-            saved = Saved(fixture, dump, recording.status, partial=recording.partial)
-        finally:
-            if fixture.stat().st_size == 0:  # claimed, never written: an empty file is no fixture
-                fixture.unlink()
+            saved = await asyncio.to_thread(self._write_files, recording)
+        except Exception:  # one bad save must not stop the proxy
+            _log.exception("fakeprovider record: saving failed")
+            return
         if self._on_saved is not None:
             self._on_saved(saved)
 
-    def _claim_files(self) -> tuple[str, Path, Path]:
-        """The next id whose ``.sse`` and ``.yaml`` this call created, both empty.
+    def _write_files(self, recording: Recording) -> Saved:
+        """Write the dump and, if ``validate`` would accept it, the fixture (in a thread)."""
+        body = recording.body
+        scenario_id, dump, fixture = self._claim_files(body)
+        try:
+            scenario = recorded_scenario(recording, scenario_id, min_pause_ms=self.min_pause_ms)
+            text = fixture_yaml(scenario)
+        except RecordingError as error:
+            return Saved(None, dump, recording.status, str(error), recording.partial)
+        problems = fixture_text_problems(fixture, text)
+        if problems:
+            reason = f"`fakeprovider validate` would refuse it: {problems[0].reason}"
+            return Saved(None, dump, recording.status, reason, recording.partial)
+        try:
+            write_atomic(fixture, text, exclusive=True)
+        except FileExistsError:
+            reason = f"{fixture.name} appeared meanwhile; it is not replaced"
+            return Saved(None, dump, recording.status, reason, recording.partial)
+        return Saved(fixture, dump, recording.status, partial=recording.partial)
 
-        Created exclusively (O_EXCL), so numbering goes on past earlier sessions' files and
-        two sessions racing for a number cannot both win it.
+    def _claim_files(self, body: bytes) -> tuple[str, Path, Path]:
+        """The next id whose ``.yaml`` does not exist, its ``.sse`` dump written (``body``).
+
+        The dump claims the number: it is created whole and exclusively (a hard link), so
+        numbering goes on past earlier sessions' files, two sessions racing for a number
+        cannot both win it, and a kill leaves no empty or cut file.
         """
-        while True:
-            scenario_id = recorded_id(self.name, self._next_number)
-            self._next_number += 1
-            dump = self.out_dir / f"{scenario_id}.sse"
-            fixture = self.out_dir / f"{scenario_id}.yaml"
-            try:
-                dump.touch(exist_ok=False)
-            except FileExistsError:
-                continue
-            try:
-                fixture.touch(exist_ok=False)
-            except FileExistsError:
-                dump.unlink()
-                continue
-            return scenario_id, dump, fixture
+        with self._claiming:
+            while True:
+                scenario_id = recorded_id(self.name, self._next_number)
+                self._next_number += 1
+                dump = self.out_dir / f"{scenario_id}.sse"
+                fixture = self.out_dir / f"{scenario_id}.yaml"
+                if fixture.exists():
+                    continue
+                try:
+                    write_atomic(dump, body, exclusive=True)
+                except FileExistsError:
+                    continue
+                return scenario_id, dump, fixture
 
 
 async def _relay_body(
-    response: httpx.Response, writer: asyncio.StreamWriter, relay: _Relay
+    response: httpx.Response,
+    writer: asyncio.StreamWriter,
+    relay: _Relay,
+    after_read: Callable[[], None],
 ) -> ClientEnding:
-    """Pass the body on read by read; the client sees the upstream's ending too."""
+    """Pass the body on read by read (``after_read`` after recording each); the client
+    sees the upstream's ending too."""
     try:
         async for data in response.aiter_raw():
             relay.add(data)
+            after_read()
             writer.write(frame_chunk(data))
             await writer.drain()
     except httpx.TransportError as error:

@@ -32,6 +32,7 @@ HowEnded = Literal[
 ]
 
 _SETTLED_POLL_S = 0.02  # how often settled() looks at the log again
+_RECORDS_PER_HOLD = 32  # records built per hold of the lock (a record is a body's copies)
 
 
 class RequestRecord(BaseModel):
@@ -220,7 +221,13 @@ class ScenarioRegistry:
         """The records kept and how many were dropped (MAX_LOGGED_REQUESTS, MAX_LOGGED_BYTES)."""
         with self._lock:
             state = self._state(scenario_id)
-            return RequestLog([logged.record for logged in state.log], state.dropped)
+            logged, dropped = list(state.log), state.dropped
+        records: list[RequestRecord] = []
+        for start in range(0, len(logged), _RECORDS_PER_HOLD):
+            # A slice at a time: the event loop logs requests meanwhile (begin_request).
+            with self._lock:
+                records += [each.record for each in logged[start : start + _RECORDS_PER_HOLD]]
+        return RequestLog(records, dropped)
 
     async def settled(self, scenario_id: str, *, within_s: float = 1.0) -> list[RequestRecord]:
         """The request log once every connection has recorded how it ended (or within_s passed).

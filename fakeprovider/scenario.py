@@ -163,7 +163,7 @@ def _step_kind(value: Any) -> str | None:
     return None
 
 
-def _bare_step(value: Any) -> Any:
+def bare_step(value: Any) -> Any:
     # "done", "reset", "stall" and "end" read better as bare words in a fixture.
     if isinstance(value, str) and value in _BARE_STEPS:
         return {value: True}
@@ -295,7 +295,7 @@ class StreamResponse(_Model):
     @classmethod
     def _bare_words(cls, value: Any) -> Any:
         if isinstance(value, list | tuple):
-            return [_bare_step(item) for item in value]
+            return [bare_step(item) for item in value]
         return value
 
     @model_validator(mode="after")
@@ -572,6 +572,40 @@ class RetryPolicyOverride(_Model):
         if len(set(codes)) != len(codes):
             raise ValueError("retryable_codes lists a code twice")
         return self
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\[uU]0{0,4}[dD][89a-fA-F]")
+
+
+def lone_surrogate_at(data: Any, source: str | bytes) -> tuple[str | int, ...] | None:
+    """Where ``data``, parsed from ``source`` (JSON or YAML text), holds a lone surrogate
+    in a key or a string, which no UTF-8 can carry (the stream could not be encoded, nor
+    the scenario saved); None if nowhere. Only an escape (``"\\ud800"``) makes one, so
+    ``data`` is walked only when ``source`` has such an escape."""
+    text = source.decode("latin-1") if isinstance(source, bytes) else source  # escapes: ASCII
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        location, value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return location
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return (*location, key)
+                stack.append(((*location, key), item))
+        elif isinstance(value, list):
+            stack += [((*location, position), item) for position, item in enumerate(value)]
+    return None
+
+
+LONE_SURROGATE = (
+    "a lone surrogate (an escape such as \\ud800 without its pair), which no UTF-8 text can "
+    "carry: write the character itself, or both halves of its pair"
+)
+"""Why a lone surrogate is refused, for a person to act on."""
 
 
 class FollowUp(_Model):

@@ -527,7 +527,7 @@ class _Connection:
 
     # --- writing and closing ------------------------------------------------------------
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes | memoryview) -> None:
         self._writer.write(data)
         await self._writer.drain()
 
@@ -538,9 +538,22 @@ class _Connection:
             await self._writer.drain()
 
     async def _send_response(self, playback: Playback) -> bool:
-        """Send a length-delimited response in one write; False if the connection must end."""
+        """Send a length-delimited response, in one write up to _HIGH_WATER_BYTES; False if
+        the connection must end.
+
+        A larger body (a request log of 30 MiB) goes a slice at a time, each once the one
+        before is sent: handed over whole, the transport copies what the socket does not take
+        at once, twice, on the loop (0.17 s for 36 MB).
+        """
+        body = playback.plan.body
         try:
-            await self._send(playback.head + playback.plan.body)
+            if len(body) <= _HIGH_WATER_BYTES:
+                await self._send(playback.head + body)
+            else:
+                await self._send(playback.head)
+                view = memoryview(body)
+                for start in range(0, len(body), _HIGH_WATER_BYTES):
+                    await self._send(view[start : start + _HIGH_WATER_BYTES])
         except ConnectionError:
             return False
         return not playback.closes_connection

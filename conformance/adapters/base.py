@@ -46,6 +46,7 @@ from ..events import (
     check_bounds,
     validate_event,
 )
+from ..kept import Kept
 from ..verdicts import CaseStatus
 from .case_log import MAX_CASE_BYTES, MAX_EVENTS_PER_CASE, CaseLog
 from .watchdog import AdapterLoop, CaseOutlet
@@ -65,10 +66,14 @@ class CaseRun:
     status: CaseStatus = "completed"
     detail: str = ""
     stderr: str = ""  # a subprocess's stderr, or the traceback a Python adapter raised
-    kept_bytes: int = 0  # the size of ``events`` as JSON lines (the runner's per-run cap)
+    kept: Kept = field(default_factory=Kept)  # the case's account, its events charged
     # A protocol error in a readable event: the field that failed validation
     # (``tool-call-delta.id``); its invariant owns the case's failure.
     invalid_field: str | None = None
+
+    @property
+    def kept_bytes(self) -> int:
+        return self.kept.bytes
 
 
 class AdapterSession(Protocol):
@@ -190,7 +195,7 @@ class PythonAdapterSession:
             status=log.status,
             detail=log.detail(),
             stderr=outlet.stderr,
-            kept_bytes=log.kept_bytes,
+            kept=log.kept,
             invalid_field=log.invalid_field,
         )
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..events import End, Event
+from ..kept import MAX_CASE_BYTES, Kept, byte_count
 from ..verdicts import CaseStatus
 
 MAX_EVENTS_PER_CASE = 100_000  # events kept per case; more is a protocol error
-MAX_CASE_BYTES = 4 * 1024 * 1024  # bytes of events kept per case, as JSON lines; likewise
-
-_MIB = 1024 * 1024
+__all__ = ["MAX_CASE_BYTES", "MAX_EVENTS_PER_CASE", "CaseLog", "byte_count"]
 
 
 @dataclass
@@ -27,7 +26,7 @@ class CaseLog:
     max_events: int = MAX_EVENTS_PER_CASE
     max_bytes: int = MAX_CASE_BYTES
     events: list[Event] = field(default_factory=list)
-    kept_bytes: int = 0  # the kept events' size as JSON lines
+    kept: Kept = field(init=False)  # the case's account; the events are charged first
     status: CaseStatus = "completed"
     overflowed: bool = False  # past a cap: nothing but `end` is kept any more
     # The first failure is a readable event's field that failed validation: which one.
@@ -35,6 +34,13 @@ class CaseLog:
     _first_detail: str = field(default="", init=False)
     _more_protocol_errors: int = field(default=0, init=False)
     _then: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        self.kept = Kept(self.max_bytes)
+
+    @property
+    def kept_bytes(self) -> int:
+        return self.kept.bytes
 
     def fail(self, status: CaseStatus, detail: str, *, invalid_field: str | None = None) -> None:
         if self.status == "completed":
@@ -50,14 +56,17 @@ class CaseLog:
         event is dropped, the case is a protocol error). ``end`` is always kept."""
         if not isinstance(event, End):
             if self.overflowed:
+                self.kept.refuse("events", size)
                 return False
             if len(self.events) >= self.max_events:
+                self.kept.refuse("events", size)
                 return self._overflow(f"more than {self.max_events} events in one case")
-            if self.kept_bytes + size > self.max_bytes:
+            if size > self.kept.room:
+                self.kept.refuse("events", size)
                 cap = byte_count(self.max_bytes)
                 return self._overflow(f"more than {cap} of events in one case (MAX_CASE_BYTES)")
         self.events.append(event)
-        self.kept_bytes += size
+        self.kept.bytes += size  # `end` past the cap too: it is small and says how it ended
         return True
 
     def detail(self) -> str:
@@ -72,8 +81,3 @@ class CaseLog:
         self.overflowed = True
         self.fail("protocol-error", detail)
         return False
-
-
-def byte_count(size: int) -> str:
-    """``size`` for a reader: whole MiB as such (``4 MiB``), else in bytes."""
-    return f"{size // _MIB} MiB" if size and size % _MIB == 0 else f"{size} bytes"

@@ -205,7 +205,7 @@ class SubprocessAdapterSession:
             status=log.status,
             detail=log.detail(),
             stderr=process.stderr.since(mark),
-            kept_bytes=log.kept_bytes,
+            kept=log.kept,
             invalid_field=log.invalid_field,
         )
 

@@ -5,7 +5,6 @@ Adapter- and stream-supplied text reaches the terminal through here.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -15,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from fakeprovider.dialects import DEFAULT_DIALECT
+from fakeprovider.shown import controls_shown as controls_shown  # where the CLI takes it from
 
 from ..adapters.mutants import Mutant
 from ..invariants import CATALOGUE
@@ -32,13 +32,6 @@ VERDICT_STYLE: dict[Verdict, str] = {
 }
 
 
-# C0, DEL, C1, lone surrogates, and the bidi controls, which reorder the text around them
-# (a right-to-left override makes `evil` print as `live`).
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-
-
 def terminal(*, stderr: bool = False) -> Console:
     """The console every command prints on: no emoji codes (an adapter's `:smile:` stays
     text); markup is ours, adapter- and stream-supplied text goes through visible()."""
@@ -49,12 +42,6 @@ def visible(text: str) -> str:
     """Adapter- or stream-supplied ``text`` as rich markup that prints it literally: markup
     escaped, control characters shown as escapes (``\\x1b``, ``\\n``), never interpreted."""
     return escape(controls_shown(text))
-
-
-def controls_shown(text: str) -> str:
-    """``text`` with control characters, bidi controls and lone surrogates written as
-    Python escapes (``\\u202e``)."""
-    return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 def transient_progress(detail: str) -> Progress:
@@ -87,6 +74,7 @@ def print_summary(
         f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
         f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract"
     )
+    print_interrupted(console, result)
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
     for invariant_id, counts in result.per_invariant().items():
         if not verbose and not any(counts.values()):
@@ -101,6 +89,13 @@ def print_summary(
     if diff is not None:
         console.print(format_baseline(diff), markup=False, highlight=False)
     print_totals(console, result, diff)
+
+
+def print_interrupted(console: Console, result: RunResult) -> None:
+    """Say that a signal stopped the run, if one did."""
+    if result.interrupted is not None:
+        stopped = result.interrupted.describe(len(result.cases))
+        console.print(f"[bold yellow]{stopped}[/]: the cases that did not end are not counted")
 
 
 def _dialect_counts(result: RunResult) -> str:

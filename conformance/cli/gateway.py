@@ -13,7 +13,9 @@ from rich.table import Table
 
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.fixtures import FIXTURE_SUFFIXES, FixtureError, load_fixture
+from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 from fakeprovider.wire import EncodeError
 
 from ..gateway.runner import (
@@ -25,7 +27,14 @@ from ..gateway.runner import (
 from ..lint import ALL_RULES, Wire, attempt_wire
 from ..results import RunResult
 from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
-from .console import VERDICT_STYLE, controls_shown, print_totals, terminal, visible
+from .console import (
+    VERDICT_STYLE,
+    controls_shown,
+    print_interrupted,
+    print_totals,
+    terminal,
+    visible,
+)
 from .options import (
     ExitCode,
     SetupError,
@@ -66,6 +75,7 @@ from .options import (
 @strict_option
 @timeout_options(idle=5.0, case=30.0)
 @jobs_option("Requests in flight through the gateway at once, the longest first.")
+@stops_on_signals
 def gateway(
     gateway_url: str,
     upstream_port: int,
@@ -81,6 +91,7 @@ def gateway(
     idle_timeout: float,
     timeout: float,
     jobs: int,
+    interruption: Interruption,
 ) -> None:
     """Judge a gateway: the fake provider is its upstream, each scenario goes through it.
 
@@ -88,7 +99,8 @@ def gateway(
     reads the upstream's. Wire hazards (W rules, SHOULD): the lint of `conformance lint`;
     a hazard the upstream already had is info, one the gateway introduced is non-strict.
     The gateway must answer (any HTTP status to GET .../models) before the run starts.
-    Exits 0 only when no verdict is a failure.
+    Exits 0 only when no verdict is a failure; 130 or 143 when SIGINT or SIGTERM stopped
+    it, the cases that ended written, marked interrupted.
     """
     # The gateway mode reads chat-completions downstream alone so far.
     scenarios = selected_scenarios(fixture_paths, select, dialects=(DEFAULT_DIALECT,))
@@ -107,13 +119,19 @@ def gateway(
         asyncio.run(check_gateway(options))
     except GatewayUnreachableError as error:
         raise SetupError(str(error)) from None
-    try:
-        result = asyncio.run(run_gateway(scenarios, options, jobs=jobs))
-    except OSError as error:
-        raise SetupError(f"cannot start the fake upstream: {error}") from None
-    console = terminal()
-    print_gateway_summary(console, result)
-    write_outputs(console, result, json_path, report_dir)
+    with interruption.deferred():  # a signal stops the cases: what ended is still written
+        try:
+            result = asyncio.run(
+                run_gateway(scenarios, options, jobs=jobs, interruption=interruption)
+            )
+        except OSError as error:
+            raise SetupError(f"cannot start the fake upstream: {error}") from None
+        console = terminal()
+        print_gateway_summary(console, result)
+        write_outputs(console, result, json_path, report_dir)
+    if interruption.signal is not None:
+        progress = f"after {len(result.cases)} of {len(scenarios)} cases"
+        exit_interrupted(interruption.signal, written([json_path, report_dir]), progress)
     exit_judged(result.failed)
 
 
@@ -121,6 +139,7 @@ def print_gateway_summary(console: Console, result: RunResult) -> None:
     """Per rule, how many cases held, and what the gateway broke or changed, per rule."""
     name = visible(str(result.adapter.get("name")))
     console.print(f"[bold]{name}[/] — {len(result.cases)} cases")
+    print_interrupted(console, result)
     table = Table("rule", "level", "statement", "fail", "non-strict", "info", "pass")
     entries = {entry["id"]: entry for entry in result.catalogue}
     for rule_id, counts in result.per_invariant().items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
@@ -24,7 +25,9 @@ from rich.table import Table
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from fakeprovider.files import write_atomic
 from fakeprovider.fixtures import fixture_yaml
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError
 from ..invariants import CATALOGUE
@@ -95,11 +98,15 @@ def _open_runner(
     transport: str,
     strict: bool,
     contract: Contract,
+    interruption: Interruption | None = None,
 ) -> CaseRunner:
     if target and command:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
     options = replace(GENERATED_OPTIONS, strict=strict, contract=contract)
-    runner = CaseRunner(target, command, options, transport=_TRANSPORTS[transport])
+    transport_wanted = _TRANSPORTS[transport]
+    runner = CaseRunner(
+        target, command, options, transport=transport_wanted, interruption=interruption
+    )
     try:
         return stack.enter_context(runner)
     except AdapterLoadError as error:
@@ -143,6 +150,7 @@ def _open_runner(
     "the results are those of --jobs 1.",
     processes=True,
 )
+@stops_on_signals
 def fuzz(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -156,6 +164,7 @@ def fuzz(
     max_examples: int | None,
     save_failures: Path | None,
     jobs: int,
+    interruption: Interruption,
 ) -> None:
     """Generate adversarial streams per invariant family and dialect; shrink every failure.
 
@@ -163,7 +172,8 @@ def fuzz(
     invariants judged on another wire (n/a for a dialect the adapter does not declare). A
     generated case fails on any failing verdict, headlined by the invariant that owns its
     root cause; non-strict verdicts fail only with --strict. Exits 0 when every family's
-    property holds.
+    property holds. SIGINT or SIGTERM stops it (workers and adapters too) after the families
+    that ended, their failures saved; it exits 130 or 143.
     """
     dialects = dialects or (DEFAULT_DIALECT,)
     known = {dialect: families(dialect) for dialect in dialects}
@@ -175,8 +185,15 @@ def fuzz(
     if seed is None:
         seed = 0 if settings.derandomize else random.SystemRandom().randrange(2**32)
     console = terminal()
-    with ExitStack() as stack:
-        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
+    runs: list[FamilyRun] = []
+    selected: list[tuple[DialectId, str]] = []
+    stopped: signal.Signals | None = None
+    # A signal is heeded where a case or a family can stop (CaseRunner, check_families),
+    # so that closing the session and the workers is never cut short.
+    with interruption.deferred(), ExitStack() as stack:
+        runner = _open_runner(
+            stack, adapter_target, adapter_cmd, transport, strict, contract, interruption
+        )
         _line(
             console,
             f"[bold]{visible(runner.session.hello.name)}[/] over {runner.transport}; "
@@ -186,7 +203,7 @@ def fuzz(
         for dialect in dialects:
             if dialect not in spoken:  # n/a, as its cases are in a run: never a failure
                 _line(console, f"n/a {dialect}: the adapter does not declare this dialect")
-        selected = [
+        selected += [
             (dialect, family)
             for dialect in dialects
             if dialect in spoken
@@ -215,9 +232,16 @@ def fuzz(
                     for dialect, family in selected
                 ],
                 jobs,
+                interruption,
             )
-        runs = _print_families(console, checked, save_failures, seed, profile, runner.invocation)
+        try:
+            _print_families(console, checked, runs, save_failures, seed, profile, runner.invocation)
+        except KeyboardInterrupt:  # a signal stopped a family: those that ended stand
+            stopped = interruption.signal or signal.SIGINT
     console.print(_summary(runs))
+    if stopped is not None:
+        progress = f"after {len(runs)} of {len(selected)} families"
+        exit_interrupted(stopped, written([save_failures]), progress)
     exit_judged(not all(run.passed for run in runs))
 
 
@@ -243,7 +267,10 @@ def _checked_here(
 
 
 def _checked_in_workers(
-    runner: CaseRunner, family_jobs: Sequence[FamilyJob], processes: int
+    runner: CaseRunner,
+    family_jobs: Sequence[FamilyJob],
+    processes: int,
+    interruption: Interruption,
 ) -> Iterator[FamilyRun]:
     """Each family checked in this process with ``runner`` or in a worker process, in family
     order as they are done."""
@@ -252,7 +279,7 @@ def _checked_in_workers(
     task = progress.add_task(f"{processes} at once", total=len(family_jobs))
     try:
         with progress:
-            for run in check_families(family_jobs, processes, check_here):
+            for run in check_families(family_jobs, processes, check_here, interruption):
                 progress.update(task, advance=1)
                 yield run
     except AdapterLoadError as error:
@@ -262,13 +289,14 @@ def _checked_in_workers(
 def _print_families(
     console: Console,
     checked: Iterator[FamilyRun],
+    runs: list[FamilyRun],
     save_failures: Path | None,
     seed: int,
     profile: str,
     invocation: str,
-) -> list[FamilyRun]:
-    """Print each family's line as its run comes, saving its failure if asked to."""
-    runs = []
+) -> None:
+    """Print each family's line as its run comes (into ``runs``), saving its failure if
+    asked to."""
     for run in checked:
         runs.append(run)
         _print_family(console, run)
@@ -276,7 +304,6 @@ def _print_families(
             path = save_failure(run.failure, save_failures, seed, profile, invocation)
             _line(console, visible(f"  saved: {path}"))
             _line(console, visible(f"  replay: conformance replay {path} {invocation}"))
-    return runs
 
 
 class _FamilyProgress:

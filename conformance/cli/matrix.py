@@ -23,7 +23,9 @@ from pathlib import Path
 import click
 
 from fakeprovider.files import write_atomic
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError
 from ..adapters.thirdparty import SHIMS, NodeShim, Shim
@@ -83,14 +85,18 @@ def retry_suffix(contract: Contract) -> str:
 @fixtures_option
 @jobs_option()
 @click.pass_context
+@stops_on_signals
 def matrix(
     ctx: click.Context,
     out_dir: Path,
     summary: Path,
     fixture_paths: tuple[Path, ...],
     jobs: int,
+    interruption: Interruption,
 ) -> None:
-    """Run every installed third-party shim over the corpus and render the matrix."""
+    """Run every installed third-party shim over the corpus and render the matrix.
+
+    SIGINT or SIGTERM stops it in a column (as `matrix column`), nothing rendered."""
     if ctx.invoked_subcommand is not None:
         return
     installed = [shim for shim in SHIMS.values() if shim.installed]
@@ -101,7 +107,7 @@ def matrix(
         )
     scenarios = corpus_scenarios(fixture_paths)
     for shim in installed:
-        _run_column(shim, scenarios, out_dir, jobs)
+        _run_column(shim, scenarios, out_dir, jobs, interruption)
     _render(out_dir, summary, _corpus_label(fixture_paths))
 
 
@@ -115,12 +121,18 @@ def corpus_scenarios(fixture_paths: tuple[Path, ...]) -> list[Scenario]:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
 @fixtures_option
 @jobs_option()
-def column(name: str, out_dir: Path, fixture_paths: tuple[Path, ...], jobs: int) -> None:
-    """Run one shim: its corpus column and its native retry profile."""
+@stops_on_signals
+def column(
+    name: str, out_dir: Path, fixture_paths: tuple[Path, ...], jobs: int, interruption: Interruption
+) -> None:
+    """Run one shim: its corpus column and its native retry profile.
+
+    SIGINT or SIGTERM stops it: the column's cases that ended are saved, marked
+    interrupted, the retry profile not run; it exits 130 or 143."""
     shim = SHIMS[name]
     if not shim.installed:
         raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
-    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs)
+    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs, interruption)
 
 
 @matrix.command("render")
@@ -136,19 +148,42 @@ def _corpus_label(paths: Sequence[Path]) -> str:
 
 
 def _run_column(
-    shim: Shim | NodeShim, scenarios: Sequence[Scenario], out_dir: Path, jobs: int
+    shim: Shim | NodeShim,
+    scenarios: Sequence[Scenario],
+    out_dir: Path,
+    jobs: int,
+    interruption: Interruption,
 ) -> None:
+    """Run and save one column; a signal ends the command once what ran is saved."""
+    with interruption.deferred():  # a signal stops the cases: what ended is still saved
+        saved = _save_column(shim, scenarios, out_dir, jobs, interruption)
+    if interruption.signal is not None:
+        stopped = saved[-1][1]  # the corpus's run, or the retry profile's after it
+        cases = stopped.interrupted.progress(len(stopped.cases)) if stopped.interrupted else ""
+        progress = f"{cases} in the column {shim.name}".strip()
+        exit_interrupted(interruption.signal, written([path for path, _ in saved]), progress)
+
+
+def _save_column(
+    shim: Shim | NodeShim,
+    scenarios: Sequence[Scenario],
+    out_dir: Path,
+    jobs: int,
+    interruption: Interruption,
+) -> list[tuple[Path, RunResult]]:
+    """The column's results, each saved (the corpus's, then the retry profile's)."""
     console = terminal(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     profile = [s for s in scenarios if RETRY_PROFILE_TAG in s.tags]
     contracts = " and ".join(CONTRACTS)
     console.print(f"{shim.name}: the corpus in its dialects, judged under {contracts}")
-    judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS, jobs))
+    judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS, jobs, interruption))
     saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
-    if profile:
+    if profile and interruption.signal is None:
         console.print(f"{shim.name}: the retry profile with its own retry layer")
-        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS, jobs))
+        retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS, jobs, interruption))
         saved |= {retry_suffix(contract): retries[contract] for contract in CONTRACTS}
+    paths = []
     for suffix, result in saved.items():
         result.options["matrix"] = {
             "column": shim.name,
@@ -158,6 +193,8 @@ def _run_column(
         path = out_dir / f"{shim.name}{suffix}"
         write_atomic(path, result.to_json())
         console.print(f"{shim.name}: {path}")
+        paths.append((path, result))
+    return paths
 
 
 async def _run(
@@ -166,6 +203,7 @@ async def _run(
     options: RunOptions,
     contracts: Sequence[Contract],
     jobs: int,
+    interruption: Interruption | None = None,
 ) -> dict[Contract, RunResult]:
     try:
         session = await shim.open(options)
@@ -180,6 +218,7 @@ async def _run(
             contracts,
             invocation=shim.invocation(options),
             jobs=jobs,
+            interruption=interruption,
         )
     finally:
         await session.close()

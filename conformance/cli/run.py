@@ -10,7 +10,9 @@ import click
 
 from fakeprovider.dialects import DialectId
 from fakeprovider.files import write_atomic
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
+from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError, AdapterSession
 from ..adapters.loading import adapter_invocation, open_session
@@ -19,6 +21,7 @@ from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read
 from ..results import CaseResult, RunResult
 from ..run.runner import run_suite
 from ..verdicts import Contract
+from .ci import summary_option, write_ci_files
 from .console import controls_shown, print_summary, terminal, transient_progress
 from .heap import setup_frozen
 from .options import (
@@ -62,10 +65,17 @@ from .options import (
     "or failures whose cause changed.",
 )
 @click.option(
+    "--baseline-strict",
+    is_flag=True,
+    help="With --baseline: its stale entries (failures that now pass) fail the run too.",
+)
+@click.option(
     "--write-baseline",
     type=click.Path(path_type=Path),
-    help="Write this run's verdicts and causes as a compact baseline.",
+    help="Write this run's verdicts and causes as a compact baseline (it may be the "
+    "--baseline file: rewritten without its stale entries).",
 )
+@summary_option
 @click.option(
     "--transport",
     type=click.Choice(["loopback", "in-process"]),
@@ -88,6 +98,7 @@ from .options import (
     is_flag=True,
     help="List every invariant, exercised or not, and every case's retries.",
 )
+@stops_on_signals
 def run(
     adapter_target: str | None,
     adapter_cmd: str | None,
@@ -100,7 +111,9 @@ def run(
     strict: bool,
     contract: Contract,
     baseline: Path | None,
+    baseline_strict: bool,
     write_baseline: Path | None,
+    summary_path: Path | None,
     transport: Literal["loopback", "in-process"],
     idle_timeout: float,
     timeout: float,
@@ -108,14 +121,19 @@ def run(
     seed: int | None,
     jobs: int,
     verbose: bool,
+    interruption: Interruption,
 ) -> None:
     """Run the cases against an adapter (the bundled reference adapter by default).
 
     Exits 0 only when no verdict is a failure (with --baseline: none got worse and no
-    failure changed its cause).
+    failure changed its cause; with --baseline-strict also no baseline failure now passes).
+    SIGINT or SIGTERM stops it: the results of the cases that ended are written, marked
+    interrupted (the baseline is not rewritten), and it exits 130 or 143.
     """
     if adapter_target and adapter_cmd:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    if baseline_strict and baseline is None:
+        raise click.UsageError("--baseline-strict needs --baseline")
     known = None if baseline is None else _read_baseline(baseline)
     generated: list[Scenario] = []
     if generate:
@@ -131,21 +149,40 @@ def run(
         contract=contract,
         transport=transport,
     )
-    try:  # the runner checks every case's retry_policy before the first case
-        with setup_frozen():
-            result = asyncio.run(_run(adapter_target, adapter_cmd, scenarios, options, jobs))
-    except RetryPolicyError as error:
-        raise InputError(str(error)) from None
-    if generate:
-        result.options |= {"generated": generate, "seed": seed}
-    console = terminal()
-    diff = None if known is None else compare_baseline(result, known)
-    print_summary(console, result, diff, verbose=verbose)
-    write_outputs(console, result, json_path, report_dir)
-    if write_baseline is not None:
-        write_baseline.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(write_baseline, Baseline.of(result).to_json())
-        console.print(f"baseline: {write_baseline}", markup=False)
+    # From here on a signal stops the cases, not the command: what ran is still written.
+    with interruption.deferred():
+        try:  # the runner checks every case's retry_policy before the first case
+            with setup_frozen():
+                result = asyncio.run(
+                    _run(adapter_target, adapter_cmd, scenarios, options, jobs, interruption)
+                )
+        except RetryPolicyError as error:
+            raise InputError(str(error)) from None
+        if generate:
+            result.options |= {"generated": generate, "seed": seed}
+        console = terminal()
+        diff = None if known is None else compare_baseline(result, known, strict=baseline_strict)
+        print_summary(console, result, diff, verbose=verbose)
+        write_outputs(console, result, json_path, report_dir)
+        write_ci_files(
+            console,
+            result,
+            diff,
+            summary_path=summary_path,
+            fixtures=fixture_paths,
+            json_path=json_path,
+            report_dir=report_dir,
+        )
+        if write_baseline is not None and result.interrupted is None:
+            write_baseline.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(write_baseline, Baseline.of(result).to_json())
+            console.print(f"baseline: {write_baseline}", markup=False)
+    if interruption.signal is not None:
+        kept = written([json_path, report_dir, summary_path])
+        if write_baseline is not None and result.interrupted is not None:
+            kept += f" ({write_baseline} not rewritten)"
+        progress = f"after {len(result.cases)} of {len(scenarios)} cases"
+        exit_interrupted(interruption.signal, kept, progress)
     exit_judged(fails_gate(result, diff))
 
 
@@ -163,6 +200,7 @@ async def _run(
     scenarios: list[Scenario],
     options: RunOptions,
     jobs: int,
+    interruption: Interruption,
 ) -> RunResult:
     session = await _open_session(target, command, options)
     try:
@@ -181,6 +219,7 @@ async def _run(
                 on_case=advance,
                 invocation=adapter_invocation(target, command),
                 jobs=jobs,
+                interruption=interruption,
             )
     finally:
         await session.close()

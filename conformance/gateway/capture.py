@@ -1,8 +1,9 @@
 """What a gateway sent back for one request: head, body reads with their timing, ending.
 
 The only I/O of gateway mode besides the fake upstream: one POST, read to the end (or
-until no byte came for ``idle_timeout_s``, or the case's ``timeout_s`` ran out), with
-nothing interpreted. The lint and the reference translator judge the capture afterwards.
+until no byte came for ``idle_timeout_s``, the case's ``timeout_s`` ran out, or the case's
+account of kept bytes is full: then reading stops), with nothing interpreted. The lint and
+the reference translator judge the capture afterwards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import httpx
 
 from fakeprovider.proxy import transport_ending
 from fakeprovider.recording import ClientEnding
+
+from ..kept import Kept, byte_count
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,17 @@ class GatewayCapture:
 
 @dataclass
 class _Reading:
+    kept: Kept
     started: float = field(default_factory=time.monotonic)
     reads: list[GatewayRead] = field(default_factory=list)
 
-    def add(self, data: bytes) -> None:
-        self.reads.append(GatewayRead(round((time.monotonic() - self.started) * 1000, 3), data))
+    def add(self, data: bytes) -> bool:
+        """Keep what of ``data`` fits the case's account; False if not all of it did."""
+        size = self.kept.charge("gateway-capture", len(data))
+        if size:
+            at_ms = round((time.monotonic() - self.started) * 1000, 3)
+            self.reads.append(GatewayRead(at_ms, data[:size]))
+        return size == len(data)
 
 
 async def capture_response(
@@ -70,9 +79,11 @@ async def capture_response(
     *,
     idle_timeout_s: float,
     timeout_s: float,
+    kept: Kept | None = None,
 ) -> GatewayCapture:
-    """POST ``body`` to ``url`` and keep every byte of the answer as it arrived."""
-    reading = _Reading()
+    """POST ``body`` to ``url`` and keep every byte of the answer as it arrived, within
+    ``kept`` (a case's account): an answer past it is a ``timeout``, never read further."""
+    reading = _Reading(Kept() if kept is None else kept)
     status: int | None = None
     response_headers: tuple[tuple[str, str], ...] = ()
     ending: ClientEnding = "complete"
@@ -86,7 +97,11 @@ async def capture_response(
                 status = response.status_code
                 response_headers = tuple(response.headers.multi_items())
                 async for data in response.aiter_raw():
-                    reading.add(data)
+                    if not reading.add(data):
+                        cap = byte_count(reading.kept.max_bytes)
+                        ending = "timeout"
+                        detail = f"the answer had not ended at {cap} (MAX_CASE_BYTES): not read on"
+                        break
     except TimeoutError:
         ending, detail = "timeout", f"the case's {timeout_s:g} s ran out"
     except httpx.ConnectError as error:

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from fakeprovider.redaction import redacted_headers
 from fakeprovider.registry import ScenarioRegistry
@@ -25,12 +26,14 @@ from fakeprovider.scenario import Scenario
 
 from ..codes import ConformanceError
 from ..invariants.evidence import ObservedAttempt
+from ..kept import Kept
 from ..lint import RULES, Finding, LintResult, attempt_wire, lint
 from ..options import default_request
 from ..oracle import expected_attempt
-from ..results import CaseResult, RunResult, suite_version
+from ..results import CaseResult, RunInterruption, RunResult, suite_version
 from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
+from ..run.runner import MAX_RUN_BYTES, not_run_detail
 from ..run.schedule import CaseSchedule, run_scheduled
 from ..verdicts import CatalogueEntry
 from .capture import GatewayCapture, capture_response
@@ -100,9 +103,12 @@ async def run_gateway(
     *,
     on_case: Callable[[CaseResult], None] | None = None,
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> RunResult:
     """Send every scenario's request through the gateway and judge its answer, ``jobs``
-    requests at a time (the longest first); the results keep scenario order."""
+    requests at a time (the longest first); the results keep scenario order. A signal
+    ``interruption`` catches stops it: the results hold the cases that ended, marked
+    interrupted."""
     started = _now()
     upstream_provider = fake_provider(
         ScenarioRegistry(scenarios),
@@ -120,14 +126,24 @@ async def run_gateway(
     async with upstream_provider as provider, httpx.AsyncClient(trust_env=False) as client:
         upstream = f"{provider.root_url}/v1"
 
+        schedule = CaseSchedule(order, MAX_RUN_BYTES)
+
         async def run_case(position: int) -> int:
-            result = await _judge_case(client, provider.registry, scenarios[position], options)
+            scenario = scenarios[position]
+            if schedule.skips(position):
+                result, kept_bytes = _not_run(scenario), 0
+            else:
+                result, kept_bytes = await _judge_case(client, provider.registry, scenario, options)
             cases[position] = result
             if on_case is not None:
                 on_case(result)
-            return 0  # no budget of kept bytes here
+            return kept_bytes
 
-        await run_scheduled(CaseSchedule(order), jobs, run_case)
+        stop = None if interruption is None else interruption.signalled()
+        await run_scheduled(schedule, jobs, run_case, stop)
+    stopped = None if interruption is None else interruption.signal
+    for position in schedule.left_out:  # those that ran before that was known too
+        cases[position] = _not_run(scenarios[position])
     return RunResult(
         suite_version=suite_version(),
         adapter={
@@ -149,6 +165,7 @@ async def run_gateway(
         finished_at=_now(),
         catalogue=catalogue(),
         cases=[case for case in cases if case is not None],
+        interrupted=RunInterruption.by(stopped, len(scenarios)),
     )
 
 
@@ -169,9 +186,11 @@ async def _judge_case(
     registry: ScenarioRegistry,
     scenario: Scenario,
     options: GatewayOptions,
-) -> CaseResult:
+) -> tuple[CaseResult, int]:
+    """The case's result and the bytes it kept (the run's budget counts them)."""
     registry.clear_requests(scenario.id)
     body, headers = _request(scenario, options)
+    kept = Kept()
     capture = await capture_response(
         client,
         options.completions_url,
@@ -179,6 +198,7 @@ async def _judge_case(
         headers,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
+        kept=kept,
     )
     requests = await registry.settled(scenario.id)
     served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
@@ -194,7 +214,7 @@ async def _judge_case(
     )
     verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
     verdicts |= hazard_verdicts(upstream, gateway, strict=options.strict)
-    return CaseResult(
+    result = CaseResult(
         case=scenario.id,
         title=scenario.title,
         tags=list(scenario.tags),
@@ -207,9 +227,8 @@ async def _judge_case(
         expected={"attempts": [expected.summary()]},
         # The gateway's credentials for its upstream are its operator's: never in a report.
         requests=[
-            record.model_dump(mode="json")
-            | {"headers": [list(pair) for pair in redacted_headers(record.headers)]}
-            for record in requests
+            record | {"headers": [list(pair) for pair in redacted_headers(record["headers"])]}
+            for record in kept.requests(requests)
         ],
         scenario=scenario.model_dump(mode="json"),
         gateway={
@@ -220,6 +239,26 @@ async def _judge_case(
             "capture": capture.to_json(),
             "lint": {"upstream": _findings(upstream), "gateway": _findings(gateway)},
         },
+        cut=dict(kept.cut),
+    )
+    return result, kept.bytes
+
+
+def _not_run(scenario: Scenario) -> CaseResult:
+    """A case left out once the run's cases kept ``MAX_RUN_BYTES``: never sent."""
+    return CaseResult(
+        case=scenario.id,
+        title=scenario.title,
+        tags=list(scenario.tags),
+        provenance=scenario.provenance.model_dump(mode="json"),
+        status="protocol-error",
+        detail=not_run_detail(),
+        duration_s=0.0,
+        verdicts={},
+        events=[],
+        expected={},
+        requests=[],
+        scenario=scenario.model_dump(mode="json"),
     )
 
 

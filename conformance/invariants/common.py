@@ -14,6 +14,7 @@ from .evidence import (
     ending_cost,
     other_reading,
     outcome_difference,
+    outcome_differences,
 )
 from .registry import Judgement, breached, held, weaker
 
@@ -86,6 +87,21 @@ def same_outcome(
 ) -> Judgement | None:
     """The central property: the caller sees what the oracle expects."""
     return breach_of(outcome_difference(seen, wanted, evidence.capabilities, evidence.contested))
+
+
+def same_ending(
+    seen: ObservedAttempt, wanted: ExpectedAttempt, evidence: Evidence
+) -> Judgement | None:
+    """How the attempt ends (success or failure, reason, code) is the oracle's; what it
+    holds is the content and identity checkers' to judge. A family about whether an answer
+    counts as empty owns a refusal, not a reasoning text assembled wrong: a maintainer sent
+    to the empty-response code for that looks in the wrong place."""
+    endings = (
+        difference
+        for difference in outcome_differences(seen, wanted, evidence.capabilities)
+        if difference.aspect == "finish"
+    )
+    return breach_of(next(endings, None))
 
 
 def expected_failure(

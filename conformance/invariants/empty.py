@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..oracle import ExpectedAttempt
-from .common import expected_failure, has_feature, judge_attempts, same_outcome
+from .common import expected_failure, has_feature, judge_attempts, same_ending
 from .evidence import Evidence, ObservedAttempt
 from .registry import Judgement, breached, invariant
 
@@ -53,7 +53,7 @@ def _refused_with_usage(
     ),
 )
 def check_reasoning_is_content(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("reasoning-only"), same_outcome)
+    return judge_attempts(evidence, has_feature("reasoning-only"), same_ending)
 
 
 @invariant(
@@ -67,7 +67,7 @@ def check_reasoning_is_content(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_whitespace_is_content(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("whitespace-only"), same_outcome)
+    return judge_attempts(evidence, has_feature("whitespace-only"), same_ending)
 
 
 @invariant(
@@ -85,7 +85,7 @@ def check_whitespace_is_content(evidence: Evidence) -> Judgement | None:
 )
 def check_non_stop_keeps_meaning(evidence: Evidence) -> Judgement | None:
     return judge_attempts(
-        evidence, has_feature("empty-max-tokens", "empty-tool-calls"), same_outcome
+        evidence, has_feature("empty-max-tokens", "empty-tool-calls"), same_ending
     )
 
 
@@ -100,4 +100,4 @@ def check_non_stop_keeps_meaning(evidence: Evidence) -> Judgement | None:
     ),
 )
 def check_tool_call_is_content(evidence: Evidence) -> Judgement | None:
-    return judge_attempts(evidence, has_feature("stop-with-tool-call"), same_outcome)
+    return judge_attempts(evidence, has_feature("stop-with-tool-call"), same_ending)

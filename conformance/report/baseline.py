@@ -2,11 +2,14 @@
 
 Verdicts are ranked fail < non-strict < pass = info = n/a. A (case, invariant) whose rank
 dropped is a new failure (also when the baseline had no verdict for it, e.g. a new case);
-one whose rank rose is fixed. A fail or non-strict verdict that kept its rank but not its
-*cause* has **changed**: another bug behind the same verdict. New failures and changed
-causes fail the comparison; the rest are unchanged, and the fail or non-strict verdicts
-among them are the known failures. Verdicts the baseline had and this run lacks are listed
-as missing, which does not fail the comparison.
+one whose rank rose is fixed, and its baseline entry **stale**: a later regression of that
+case back to the baseline's verdict would hide behind it (mypy's ``warn_unused_ignores``
+habit). A fail or non-strict verdict that kept its rank but not its *cause* has
+**changed**: another bug behind the same verdict. New failures and changed causes fail the
+comparison, stale entries too when it is strict (``--baseline-strict``); the rest are
+unchanged, and the fail or non-strict verdicts among them are the known failures. Verdicts
+the baseline had and this run lacks are listed as missing, which does not fail the
+comparison (a run of fewer cases, ``-k``, lacks them too).
 
 The cause of a fail or non-strict verdict is its reason without what the clock and the
 loopback server decide (:func:`conformance.results.reproducible_reason`: the durations and
@@ -171,11 +174,18 @@ class BaselineDiff:
     fixed: tuple[VerdictChange, ...]
     unchanged: tuple[VerdictChange, ...]
     missing: tuple[VerdictChange, ...]
+    strict: bool = False  # stale entries fail the comparison too
+
+    @property
+    def stale(self) -> tuple[VerdictChange, ...]:
+        """The baseline's failures that now pass (or fail less): entries to drop."""
+        return self.fixed
 
     @property
     def failed(self) -> bool:
-        """The run is worse than its baseline somewhere (the exit status of baseline mode)."""
-        return bool(self.new_failures or self.changed)
+        """The run is worse than its baseline somewhere, or (``strict``) its baseline is
+        stale (the exit status of baseline mode)."""
+        return bool(self.new_failures or self.changed or (self.strict and self.stale))
 
     @property
     def known_failures(self) -> tuple[VerdictChange, ...]:
@@ -186,9 +196,10 @@ class BaselineDiff:
     def headline(self) -> str:
         """The comparison in one line: ``3 known failures (baseline), 0 new, 0 changed``."""
         known = len(self.known_failures)
+        stale = f", {len(self.stale)} stale" if self.stale else ""
         return (
             f"{known} known failure{'' if known == 1 else 's'} (baseline), "
-            f"{len(self.new_failures)} new, {len(self.changed)} changed"
+            f"{len(self.new_failures)} new, {len(self.changed)} changed{stale}"
         )
 
 
@@ -200,8 +211,11 @@ class _Judged(NamedTuple):
 _NOT_JUDGED = _Judged(None, "")
 
 
-def compare_baseline(current: RunResult, baseline: Baseline | RunResult) -> BaselineDiff:
-    """``current`` against ``baseline`` (a whole run is read down to its baseline first)."""
+def compare_baseline(
+    current: RunResult, baseline: Baseline | RunResult, *, strict: bool = False
+) -> BaselineDiff:
+    """``current`` against ``baseline`` (a whole run is read down to its baseline first);
+    ``strict``: a stale baseline entry fails the comparison."""
     if isinstance(baseline, RunResult):
         baseline = Baseline.of(baseline)
     before = {
@@ -232,7 +246,9 @@ def compare_baseline(current: RunResult, baseline: Baseline | RunResult) -> Base
         for key, then in before.items()
         if key not in after
     ]
-    return BaselineDiff(tuple(worse), tuple(changed), tuple(better), tuple(same), tuple(missing))
+    return BaselineDiff(
+        tuple(worse), tuple(changed), tuple(better), tuple(same), tuple(missing), strict
+    )
 
 
 def _rank(verdict: Verdict | None) -> int:
@@ -242,26 +258,39 @@ def _rank(verdict: Verdict | None) -> int:
 
 def fails_gate(result: RunResult, diff: BaselineDiff | None) -> bool:
     """Whether ``conformance run`` fails: on any fail verdict, or, with a baseline, on a new
-    failure or a changed cause (known failures alone pass)."""
+    failure, a changed cause or (a strict comparison) a stale entry; known failures alone
+    pass."""
     return result.failed if diff is None else diff.failed
+
+
+class BaselineSection(NamedTuple):
+    title: str
+    changes: tuple[VerdictChange, ...]
+    failing: bool  # its verdicts are this run's failures (the rest are not, or not judged)
+
+
+def baseline_sections(diff: BaselineDiff) -> tuple[BaselineSection, ...]:
+    """The comparison's lists, each with its title, in the order a reader needs them."""
+    stale = "Stale baseline entries (a failure that now passes or fails less; refresh with "
+    stale += "--write-baseline)" + (", failing the gate (--baseline-strict)" if diff.strict else "")
+    return (
+        BaselineSection("New failures (verdict got worse)", diff.new_failures, True),
+        BaselineSection("Changed cause (same verdict, another reason)", diff.changed, True),
+        BaselineSection(stale, diff.stale, False),
+        BaselineSection("Known failures (same verdict and cause)", diff.known_failures, True),
+        BaselineSection("No longer judged", diff.missing, False),
+    )
 
 
 def format_baseline(diff: BaselineDiff) -> str:
     """A plain-text summary for the terminal and CI logs."""
     lines = [
         f"Baseline comparison: {len(diff.new_failures)} new failure(s), {len(diff.changed)} "
-        f"changed cause(s), {len(diff.fixed)} fixed, {len(diff.known_failures)} known "
+        f"changed cause(s), {len(diff.stale)} stale, {len(diff.known_failures)} known "
         f"failure(s), {len(diff.unchanged) - len(diff.known_failures)} unchanged passing"
         + (f", {len(diff.missing)} no longer judged" if diff.missing else ""),
     ]
-    sections = (
-        ("New failures (verdict got worse)", diff.new_failures),
-        ("Changed cause (same verdict, another reason)", diff.changed),
-        ("Fixed", diff.fixed),
-        ("Known failures (same verdict and cause)", diff.known_failures),
-        ("No longer judged", diff.missing),
-    )
-    for title, changes in sections:
+    for title, changes, _ in baseline_sections(diff):
         if changes:
             lines += ["", f"{title}:"] + [f"  {change.describe()}" for change in changes]
     return "\n".join(lines) + "\n"

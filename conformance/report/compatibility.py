@@ -22,6 +22,7 @@ from typing import Any
 from ..codes import is_canonical
 from ..results import CaseResult, RunResult
 from ..verdicts import CONTRACTS, VERDICTS, Contract, Verdict, family_of, family_order
+from .markdown import markdown_text as _md
 from .upstream import ToDo, not_reproduced, to_do
 
 RETRY_PROFILE_TAG = "retry-profile"
@@ -868,15 +869,3 @@ def _md_table(table: Table, *, code: int | None = None) -> list[str]:
         cells = [f"`{_md(cell)}`" if i == code else _md(cell) for i, cell in enumerate(row)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
-
-
-def _md(text: str) -> str:
-    """A table-safe Markdown cell: no pipes, no line breaks, no raw HTML."""
-    return (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\r", " ")
-        .replace("\n", " ")
-    )

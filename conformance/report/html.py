@@ -28,6 +28,7 @@ import markupsafe
 from fakeprovider.dialects import DEFAULT_DIALECT
 
 from ..events import DEFAULT_PROTOCOL_DIALECTS
+from ..kept import cut_summary
 from ..results import CaseResult, RunResult
 from ..verdicts import (
     ATTENTION,
@@ -276,6 +277,7 @@ class Header:
     counts: dict[Verdict, int]
     cases: int
     attention: int
+    interrupted: str  # "interrupted by SIGTERM after 37 of 307 cases", or ""
 
 
 @dataclass(frozen=True)
@@ -340,6 +342,7 @@ class CaseView:
     events: tuple[str, ...] = ()
     requests: tuple[RequestLine, ...] = ()
     stderr: str = ""
+    cut: str = ""  # what the results left out to keep the case within its bytes
     repro: Reproducer | None = None
     gateway: GatewayView | None = None  # gateway mode: upstream beside gateway, and the lint
 
@@ -411,6 +414,9 @@ def _header(result: RunResult, attention: int) -> Header:
         counts=counts,
         cases=len(result.cases),
         attention=attention,
+        interrupted=(
+            "" if result.interrupted is None else result.interrupted.describe(len(result.cases))
+        ),
     )
 
 
@@ -533,6 +539,7 @@ def _with_details(view: CaseView, index: _Index, case: CaseResult) -> CaseView:
         "events": tuple(json.dumps(event, ensure_ascii=True) for event in case.events),
         "requests": _request_lines(case.requests),
         "stderr": case.stderr,
+        "cut": cut_summary(case.cut),
     }
     try:
         scenario = case_scenario(case)

@@ -4,7 +4,8 @@
 the case id. fail → ``<failure>``, n/a → ``<skipped>``; non-strict and info pass, with the
 verdict and reason as properties and in ``<system-out>``. A case of another dialect than
 chat-completions has a ``dialect`` property. ElementTree escapes markup; text
-is also stripped of characters XML 1.0 cannot carry at all (NUL and most C0 controls).
+is also shown as the terminal shows it (controls, bidi overrides and lone surrogates as
+escapes, fakeprovider.shown), and the few other characters XML 1.0 cannot carry escaped.
 """
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from fakeprovider.shown import controls_shown
+
 from ..results import CaseResult, InvariantVerdict, RunResult
 
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
-    """``text`` with every character XML 1.0 forbids written as a visible escape."""
-    return _XML_INVALID.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    """``text`` with its own lines kept, every other control character and every character
+    XML 1.0 forbids written as a visible escape."""
+    shown = controls_shown(text, keep="\t\n\r")
+    return _XML_INVALID.sub(lambda match: f"\\u{ord(match.group()):04x}", shown)
 
 
 def render_junit(result: RunResult) -> str:

@@ -17,6 +17,7 @@ from ..invariants import CATALOGUE, Invariant
 from ..options import bundled_fixtures
 from ..quirks import QUIRK_TAG_PREFIX, QUIRKS, Quirk
 from ..verdicts import ALT_READINGS, CONTRACTS, FAMILY_TITLES, family_of, reading_order
+from .markdown import markdown_text, markdown_url
 
 _HEADER = """\
 # Invariant and quirk reference
@@ -66,11 +67,6 @@ invariant that owns it; the others are `n/a` with a pointer to it. What differs 
 """
 
 
-def _cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _fixture_list(scenarios: Iterable[Scenario]) -> str:
     return ", ".join(f"`{scenario.id}`" for scenario in scenarios) or "none bundled"
 
@@ -109,14 +105,14 @@ def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
     contests = ", ".join(sorted(quirk.contests))
     return [
         f"| {quirk.id} | `{quirk.name}` | {quirk.level or '—'} | {contests or '—'} "
-        f"| {_readings(quirk)} | {_cell(quirk.summary)} | {_fixture_list(tagged)} "
-        f"| {' '.join(f'<{url}>' for url in urls) or '—'} |"
+        f"| {_readings(quirk)} | {markdown_text(quirk.summary)} | {_fixture_list(tagged)} "
+        f"| {' '.join(map(markdown_url, urls)) or '—'} |"
     ]
 
 
 def _readings(quirk: Quirk) -> str:
     """The readings a quirk admits besides the oracle's, as a table cell."""
-    named = [f"`{reading}`: {_cell(ALT_READINGS[reading])}" for reading in quirk.readings]
+    named = [f"`{reading}`: {markdown_text(ALT_READINGS[reading])}" for reading in quirk.readings]
     if quirk.unbounded:
         named.append("any (a reading the oracle cannot make)")
     return "; ".join(named) or "—"

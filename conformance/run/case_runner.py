@@ -20,6 +20,7 @@ from dataclasses import replace
 from types import TracebackType
 from typing import TypeVar
 
+from fakeprovider.interrupts import Interruption
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
@@ -50,6 +51,9 @@ class CaseRunner:
             result = runner.run(scenario)  # a judged CaseResult
 
     ``transport`` None picks in process when the adapter can take it, loopback otherwise.
+    With an ``interruption``, a stopping signal raises
+    KeyboardInterrupt from :meth:`observe` (the case in flight
+    cancelled), in whatever thread the runner runs.
     """
 
     def __init__(
@@ -59,11 +63,13 @@ class CaseRunner:
         options: RunOptions = GENERATED_OPTIONS,
         *,
         transport: Transport | None = None,
+        interruption: Interruption | None = None,
     ) -> None:
         self.invocation = adapter_invocation(target, command)
         self._target, self._command = target, command
         self._options = options
         self._wanted = transport
+        self._interruption = interruption
         self._loop = asyncio.Runner()
         self._stack = AsyncExitStack()
         self._registry = ScenarioRegistry()
@@ -116,12 +122,17 @@ class CaseRunner:
 
     def observe(self, scenario: Scenario) -> Observed:
         """Run one case, not yet judged (its verdicts alone cost less than its result)."""
+        if self._interruption is not None:
+            self._interruption.raise_if_signalled()
         self._registry.register(scenario)
         try:
             observed: list[Observed] = []
             # The main task returns nothing: asyncio.Runner.run formats it, result and all,
             # when it puts back the SIGINT handler (Python 3.11), ~0.6 ms for a case's result.
-            self._loop.run(self._observe(scenario, observed.append))
+            observing = self._observe(scenario, observed.append)
+            if self._interruption is not None:
+                observing = self._interruption.unless_signalled(observing)
+            self._loop.run(observing)
             return observed[0]
         finally:
             self._registry.remove(scenario.id)

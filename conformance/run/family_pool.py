@@ -8,12 +8,20 @@ same seed, hence the same draws and verdicts. The same draws need one more thing
 also draws from the constants in the source of the local modules a process has loaded (its
 constant pool), so a worker first loads the suite's modules the parent has loaded. The slow
 families (stalls and honoured Retry-After waits) start first.
+
+A signal stops the parent, which stops its workers: a worker ignores SIGINT and SIGTERM but
+while it checks a family, when either stops the family (its adapter session closed, the
+adapter's process tree killed) and the worker then ends as the pool shuts down. So a Ctrl-C,
+which the terminal sends to every worker too, and a SIGTERM to the parent end them alike.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
+import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +38,7 @@ from dataclasses import dataclass, field
 import hypothesis
 
 from fakeprovider.dialects import DEFAULT_DIALECT, DialectId
+from fakeprovider.interrupts import STOPPING_SIGNALS, Interruption
 
 from ..options import RunOptions, Transport
 from ..strategies import family_shape
@@ -68,11 +77,23 @@ def fuzz_settings(profile: str, max_examples: int | None) -> hypothesis.settings
 
 
 def check_family_job(job: FamilyJob) -> FamilyRun:
-    """Check ``job.family`` with an adapter session and a provider of its own."""
-    for name in job.modules:  # what Hypothesis draws from: as in the parent
-        importlib.import_module(name)
-    with CaseRunner(job.target, job.command, job.options, transport=job.transport) as runner:
-        return check_job(runner, job)
+    """Check ``job.family`` with an adapter session and a provider of its own; a stopping
+    signal raises KeyboardInterrupt once the session is closed."""
+    interruption = Interruption()
+    with interruption.caught(), interruption.deferred():
+        for name in job.modules:  # what Hypothesis draws from: as in the parent
+            importlib.import_module(name)
+        options, transport = job.options, job.transport
+        runner = CaseRunner(
+            job.target, job.command, options, transport=transport, interruption=interruption
+        )
+        with runner:
+            return check_job(runner, job)
+
+
+def _idle_worker_ignores_signals() -> None:
+    for signum in STOPPING_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def check_job(runner: CaseRunner, job: FamilyJob) -> FamilyRun:
@@ -82,14 +103,19 @@ def check_job(runner: CaseRunner, job: FamilyJob) -> FamilyRun:
 
 
 def check_families(
-    jobs: Sequence[FamilyJob], processes: int, check_here: Callable[[FamilyJob], FamilyRun]
+    jobs: Sequence[FamilyJob],
+    processes: int,
+    check_here: Callable[[FamilyJob], FamilyRun],
+    interruption: Interruption | None = None,
 ) -> Iterator[FamilyRun]:
     """Each job's run, in the order of ``jobs``, as soon as it and those before it are done.
 
     ``processes`` check families at once: this process (``check_here``, on a thread, so that
     this one goes on handing out jobs) and ``processes - 1`` spawned workers, each taking the
     next job as it becomes free, the slow families first. A job's exception (an adapter that
-    does not load) is raised once the running jobs have ended.
+    does not load) is raised once the running jobs have ended. A stopping signal
+    ``interruption`` catches raises KeyboardInterrupt once the workers have stopped their
+    families and ended.
     """
     pending = deque(sorted(range(len(jobs)), key=lambda position: not _slow(jobs[position])))
     workers = min(processes, len(jobs)) - 1
@@ -97,7 +123,13 @@ def check_families(
     context = multiprocessing.get_context("spawn")
     lanes = [
         _Lane(ThreadPoolExecutor(1, thread_name_prefix="fuzz-family"), 1, check_here),
-        _Lane(ProcessPoolExecutor(max(workers, 1), mp_context=context), workers, check_family_job),
+        _Lane(
+            ProcessPoolExecutor(
+                max(workers, 1), mp_context=context, initializer=_idle_worker_ignores_signals
+            ),
+            workers,
+            check_family_job,
+        ),
     ]
     running: dict[Future[FamilyRun], tuple[int, _Lane]] = {}
     done: dict[int, FamilyRun] = {}
@@ -109,7 +141,9 @@ def check_families(
                     position = pending.popleft()
                     running[lane.executor.submit(lane.check, jobs[position])] = (position, lane)
                     lane.busy += 1
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            finished, _ = wait(running, _SIGNAL_POLL_S, return_when=FIRST_COMPLETED)
+            if interruption is not None:
+                interruption.raise_if_signalled()
             for future in finished:
                 position, lane = running.pop(future)
                 lane.busy -= 1
@@ -119,7 +153,19 @@ def check_families(
                 following += 1
     finally:
         for lane in lanes:
-            lane.executor.shutdown(cancel_futures=True)
+            lane.executor.shutdown(wait=False, cancel_futures=True)
+        if interruption is not None and interruption.signal is not None:
+            _stop_families(lanes[1].executor)
+        for lane in lanes:
+            lane.executor.shutdown()
+
+
+def _stop_families(pool: Executor) -> None:
+    """SIGTERM each worker of ``pool``: the family it checks stops (an idle one ignores it)."""
+    # The pool keeps its processes by pid in a private dict: the only way to reach them.
+    for pid in list(getattr(pool, "_processes", None) or ()):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
 
 
 @dataclass
@@ -133,6 +179,7 @@ class _Lane:
 
 
 _PACKAGES = ("conformance", "fakeprovider")
+_SIGNAL_POLL_S = 0.1  # how soon the parent, waiting on its workers, heeds a signal
 
 
 def _slow(job: FamilyJob) -> bool:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
 
 from ..adapters.base import PythonAdapterSession, load_python_adapter
@@ -100,28 +101,40 @@ def kill_table(
     names: Iterable[str] | None = None,
     focus: bool = False,
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> list[KillRow]:
     """Run every mutant (or those ``names``) over ``fixtures``; one row each, in registry order.
 
     With ``focus``, the reference adapter runs first and each mutant then runs only the
     cases that exercise one of its targets (the cases the reference got a verdict for).
-    ``jobs`` cases are in flight at once (see :func:`run_mutants`).
+    ``jobs`` cases are in flight at once (see :func:`run_mutants`). A signal
+    ``interruption`` catches stops it: the rows are those of the mutants that ended.
     """
 
     async def run() -> list[KillRow]:
-        baseline = await run_reference(fixtures, options, jobs=jobs) if focus else None
-        return await run_mutants(fixtures, options, names=names, baseline=baseline, jobs=jobs)
+        baseline = (
+            await run_reference(fixtures, options, jobs=jobs, interruption=interruption)
+            if focus
+            else None
+        )
+        return await run_mutants(
+            fixtures, options, names=names, baseline=baseline, jobs=jobs, interruption=interruption
+        )
 
     return asyncio.run(run())
 
 
 async def run_reference(
-    fixtures: Sequence[Scenario], options: RunOptions, *, jobs: int = 1
+    fixtures: Sequence[Scenario],
+    options: RunOptions,
+    *,
+    jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> RunResult:
     """The reference adapter's run: the baseline every mutant is a variant of."""
     session = PythonAdapterSession(ReferenceAdapter())
     try:
-        return await run_suite(session, fixtures, options, jobs=jobs)
+        return await run_suite(session, fixtures, options, jobs=jobs, interruption=interruption)
     finally:
         await session.close()
 
@@ -133,11 +146,13 @@ async def run_mutants(
     names: Iterable[str] | None = None,
     baseline: RunResult | None = None,
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> list[KillRow]:
     """The kill rows, in registry order; ``baseline`` focuses each mutant on its targets.
 
     ``jobs`` mutants run side by side, each one case at a time (so ``jobs`` cases are in
-    flight), the longest first. Raises KeyError for a name that is not a mutant.
+    flight), the longest first; until ``interruption`` says stop, leaving out the rows of
+    the mutants that had not ended. Raises KeyError for a name that is not a mutant.
     """
     chosen = list(MUTANTS) if names is None else list(names)
     mutants = [MUTANTS[name] for name in chosen]
@@ -152,8 +167,9 @@ async def run_mutants(
         return 0  # each mutant's run keeps within its own budget
 
     order = longest_first([_estimated_s(scenarios, options) for scenarios in cases])
-    await run_scheduled(CaseSchedule(order), jobs, one)
-    return [rows[position] for position in range(len(mutants))]
+    stop = None if interruption is None else interruption.signalled()
+    await run_scheduled(CaseSchedule(order), jobs, one, stop)
+    return [rows[position] for position in range(len(mutants)) if position in rows]
 
 
 def _estimated_s(scenarios: Sequence[Scenario], options: RunOptions) -> float:

@@ -3,8 +3,8 @@
 Each case gets its scenario on the fake provider (a loopback server, or the in-process
 transport for Python adapters that take an ``http_client``), a ``run`` request, a time
 bound, and then every invariant in the catalogue looks at the evidence. What a run keeps of
-the adapter's output is bounded: per case by the session (``MAX_CASE_BYTES``), per run here
-(``MAX_RUN_BYTES``).
+what the case kept is bounded: per case by its account (``conformance.kept``: events,
+stderr, request bodies), per run here (``MAX_RUN_BYTES``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fakeprovider.dialects import DEFAULT_DIALECT, DIALECTS
+from fakeprovider.interrupts import Interruption
 from fakeprovider.registry import RequestRecord, ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
@@ -34,6 +35,7 @@ from ..results import (
     InvariantVerdict,
     RetrySummary,
     RetryWait,
+    RunInterruption,
     RunResult,
     suite_version,
 )
@@ -43,7 +45,7 @@ from .estimate import estimated_duration_s, longest_first
 from .provider import Provider, session_provider
 from .schedule import CaseSchedule, run_scheduled
 
-# Events kept per run, as JSON lines; once a run's cases have kept this much, the remaining
+# Bytes kept per run (each case's account); once a run's cases have kept this much, the remaining
 # cases (in scenario order, however many run at once) are recorded as not run. The run's
 # results then hold at most this plus one case's cap.
 MAX_RUN_BYTES = 16 * 1024 * 1024
@@ -79,10 +81,11 @@ async def run_suite(
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> RunResult:
     """Run every scenario as a case; ``invocation`` is how to name the adapter on a
     command line (``--adapter …`` or ``--adapter-cmd …``), for reproducers; ``jobs`` cases
-    at a time (see :func:`run_judged`)."""
+    at a time, until ``interruption`` says stop (see :func:`run_judged`)."""
     runs = await run_judged(
         session,
         scenarios,
@@ -91,6 +94,7 @@ async def run_suite(
         on_case=on_case,
         invocation=invocation,
         jobs=jobs,
+        interruption=interruption,
     )
     return runs[options.contract]
 
@@ -104,6 +108,7 @@ async def run_judged(
     on_case: Callable[[CaseResult], None] | None = None,
     invocation: str = "",
     jobs: int = 1,
+    interruption: Interruption | None = None,
 ) -> dict[Contract, RunResult]:
     """Run every scenario once and judge what each case showed under each of ``contracts``:
     one result per contract, all of the same observed behaviour (``options.contract`` is
@@ -112,6 +117,10 @@ async def run_judged(
     With ``jobs`` above 1, that many cases are in flight at once, the longest (by their
     scenarios' scripted waits) started first; the results list the cases in scenario order
     and leave out the same cases past ``MAX_RUN_BYTES`` as a run of one case at a time.
+
+    A signal ``interruption`` catches stops the run: the cases in flight are cancelled (a
+    subprocess adapter's process trees are killed as the session closes), and the results
+    hold the cases that ended before it, marked interrupted.
     """
     started = _now()
     policy = effective_policy(session, options)
@@ -144,11 +153,14 @@ async def run_judged(
                 on_case(judged[position][contracts[0]])
             return observed.run.kept_bytes
 
-        await run_scheduled(schedule, jobs, run_case)
+        stop = None if interruption is None else interruption.signalled()
+        await run_scheduled(schedule, jobs, run_case, stop)
     for position in schedule.left_out:  # those that ran before that was known too
         not_run = not_run_case(session.hello, scenarios[position], sent[position])
         judged[position] = judge_all(not_run)
     finished = _now()
+    stopped = None if interruption is None else interruption.signal
+    interrupted = RunInterruption.by(stopped, len(scenarios))
     return {
         contract: RunResult(
             suite_version=suite_version(),
@@ -165,7 +177,8 @@ async def run_judged(
             started_at=started,
             finished_at=finished,
             catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
-            cases=[results[contract] for results in judged],
+            cases=[results[contract] for results in judged if results],
+            interrupted=interrupted,
         )
         for contract in contracts
     }
@@ -290,6 +303,9 @@ class ObservedCase:
     # What the same case with plain framing showed: run when framing is in question
     # (conformance.run.control); it decides whether S1-S3 own the case's differences.
     control: Evidence | None = None
+    # The request log as the results keep it: the bodies within the case's bytes (the
+    # checkers judge the log in full, as the provider kept it).
+    requests: tuple[dict[str, Any], ...] = ()
 
     def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
         """Every exercised invariant's verdict under ``contract``, without the result's dumps
@@ -311,12 +327,10 @@ class ObservedCase:
             verdicts=judge(evidence, strict=strict, control=self._twin(contract)),
             events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
             expected=evidence.judged_expected.summary(),
-            requests=[
-                record.model_dump(mode="json")
-                for record in (*evidence.requests, *evidence.follow_ups)
-            ],
+            requests=list(self.requests),
             stderr=self.run.stderr,
             retry=_retry_summary(evidence),
+            cut=dict(self.run.kept.cut),
         )
 
 
@@ -368,11 +382,15 @@ async def _observe_once(
 
 
 def not_run_case(hello: Hello, scenario: Scenario, case: RunCase) -> ObservedCase:
-    """A case left out because the run's events reached ``MAX_RUN_BYTES``: a protocol
+    """A case left out because the run's results reached ``MAX_RUN_BYTES``: a protocol
     error that never reached the adapter or the provider."""
-    cap = byte_count(MAX_RUN_BYTES)
-    detail = f"not run: the run's events reached {cap} (MAX_RUN_BYTES)"
-    return observation(hello, scenario, case, CaseRun(status="protocol-error", detail=detail))
+    run = CaseRun(status="protocol-error", detail=not_run_detail())
+    return observation(hello, scenario, case, run)
+
+
+def not_run_detail() -> str:
+    """Why a case past the run's budget did not run."""
+    return f"not run: the run's results reached {byte_count(MAX_RUN_BYTES)} (MAX_RUN_BYTES)"
 
 
 def observation(
@@ -402,7 +420,11 @@ def observation(
         timeout_s=case.timeout_s,
         declared=hello.retry_policy,
     )
-    return ObservedCase(scenario, run, evidence, duration_s)
+    # What the results keep beside the events, charged to the case's account in this order:
+    # the stderr that tells why a case crashed, then the request bodies.
+    run = replace(run, stderr=run.kept.tail("stderr", run.stderr))
+    kept_requests = tuple(run.kept.requests(requests))
+    return ObservedCase(scenario, run, evidence, duration_s, requests=kept_requests)
 
 
 def _retry_summary(evidence: Evidence) -> RetrySummary | None:

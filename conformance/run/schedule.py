@@ -82,11 +82,15 @@ class CaseSchedule:
 
 
 async def run_scheduled(
-    schedule: CaseSchedule, jobs: int, run_case: Callable[[int], Awaitable[int]]
+    schedule: CaseSchedule,
+    jobs: int,
+    run_case: Callable[[int], Awaitable[int]],
+    stop: Awaitable[object] | None = None,
 ) -> None:
     """Run cases as ``schedule`` hands them out, ``jobs`` at a time (never more than there
     are cases); ``run_case(position)`` returns the bytes the case kept. The first exception
-    stops the run."""
+    stops the run; so does ``stop`` once it is done (a signal): the cases in flight are
+    cancelled, no more start, and this returns."""
     turn = asyncio.Condition()
 
     async def next_case() -> int | None:
@@ -102,6 +106,22 @@ async def run_scheduled(
                 schedule.ended(position, kept_bytes)
                 turn.notify_all()
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(jobs, schedule.size)):
-            group.create_task(worker())
+    async def every_worker() -> None:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(jobs, schedule.size)):
+                group.create_task(worker())
+
+    if stop is None:
+        await every_worker()
+        return
+    running = asyncio.ensure_future(every_worker())
+    stopping = asyncio.ensure_future(stop)
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running})
+    if not running.cancelled():
+        running.result()  # what a case raised

@@ -18,7 +18,7 @@ from conformance.run.runner import MAX_RUN_BYTES
 from conformance.verdicts import FAMILY_TITLES, family_of
 
 sys.path.insert(0, str(Path(__file__).parent / "adapters_hostile"))
-from hostile_adapter import MARKUP
+from hostile_adapter import MARKUP, POST_BYTES
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE_PATH = "tests/conformance/adapters_hostile/hostile_adapter.py"
@@ -349,10 +349,43 @@ def test_output_past_the_caps_is_cut_and_the_run_still_writes_its_results(tmp_pa
     assert {case.status for case in run.cases} == {"protocol-error"}
     capped = [c for c in run.cases if c.detail.startswith("more than 4 MiB of events in one case")]
     not_run = [
-        c for c in run.cases if c.detail.startswith("not run: the run's events reached 16 MiB")
+        c for c in run.cases if c.detail.startswith("not run: the run's results reached 16 MiB")
     ]
     assert capped and not_run and capped + not_run == run.cases
     assert all(case.events for case in capped) and not any(case.events for case in not_run)
     kept = sum(len(json.dumps(event)) for case in run.cases for event in case.events)
     assert MAX_RUN_BYTES <= kept < MAX_RUN_BYTES + MAX_CASE_BYTES
     assert (report / "index.html").stat().st_size < MAX_RUN_BYTES + 2 * MAX_CASE_BYTES
+
+
+def test_request_bodies_count_against_the_caps_and_the_results_say_what_was_cut(
+    tmp_path: Path,
+) -> None:
+    """Each case POSTs 9 MiB, which the provider reads and logs: the results keep each body
+    as far as the case's bytes allow and say how much was cut, and the run's cap leaves the
+    rest out; the results file stays within the bound whatever the adapter sends."""
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    cases = [f"c-post-{number}" for number in range(1, 7)]
+    for case_id in cases:
+        hostile_fixture(fixtures, case_id)
+    results, report = tmp_path / "results.json", tmp_path / "report"
+    # One case at a time: cases in flight together share the provider's 16 MiB request log,
+    # and 9 MiB bodies would push each other's records out of it.
+    command = ["run", "--jobs", "1", "--adapter-cmd", hostile(), "--fixtures", str(fixtures)]
+
+    CliRunner().invoke(main, [*command, "--json", str(results), "--report", str(report)])
+
+    run = RunResult.from_json(results.read_bytes())
+    ran = [case for case in run.cases if case.requests]
+    not_run = [case for case in run.cases if case.detail.startswith("not run: the run's results")]
+    assert ran and not_run and len(ran) + len(not_run) == len(cases)
+    for case in ran:
+        (request,) = case.requests
+        kept = len(request["body"])
+        assert kept + request["body_cut_bytes"] > POST_BYTES
+        assert case.cut == {"request-bodies": request["body_cut_bytes"]}
+    assert sum(len(case.requests[0]["body"]) for case in ran) <= MAX_RUN_BYTES + MAX_CASE_BYTES
+    # The body twice (text and base64) within the run's cap and one case's, and the rest.
+    assert results.stat().st_size < 3 * (MAX_RUN_BYTES + MAX_CASE_BYTES)
+    assert "request-bodies: " in (report / "index.html").read_text()

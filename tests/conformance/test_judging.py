@@ -23,6 +23,7 @@ from conformance.events import (
     End,
     Event,
     Finish,
+    ReasoningBlock,
     Retry,
     TextBlock,
     TextDelta,
@@ -605,6 +606,36 @@ def test_data_after_a_done_the_reading_never_reaches_is_not_judged() -> None:
     case = _built(malformed)
     assert "after-done" not in case.expected.attempts[0].features
     assert "S4" not in verdicts(case)
+
+
+# --- the empty-response family owns refusals, not content ---------------------------------
+
+
+def test_reasoning_text_assembled_wrong_is_c2s_not_e2s() -> None:
+    """A reasoning-only answer handed over as a successful stop is what E2 asks; a reasoning
+    text that lost a delta is C2's to report, where its maintainer should look."""
+    case = _built(stream().role().reasoning("0").finish("stop").done())
+    garbled = dataclasses.replace(
+        case,
+        events=(
+            BlockStart(index=0, block_type="reasoning"),
+            BlockEnd(index=0, block=ReasoningBlock(text="")),
+            Finish(reason="stop"),
+            End(),
+        ),
+    )
+    judged = judge_evidence(garbled)
+    assert [id for id, found in judged.items() if found.verdict == "fail"] == ["C2"]
+    assert judged["E2"].verdict == "pass"
+
+
+def test_a_reasoning_only_answer_refused_as_empty_is_e2s() -> None:
+    case = _built(stream().role().reasoning("0").finish("stop").done())
+    refused = dataclasses.replace(
+        case, events=(Finish(reason="error", code="EMPTY_RESPONSE"), End())
+    )
+    judged = judge_evidence(refused)
+    assert [id for id, found in judged.items() if found.verdict == "fail"] == ["E2"]
 
 
 # --- one difference two invariants of one rank see is reported once ---

@@ -269,6 +269,6 @@ def test_serve_coalesce_says_it_is_the_load_mode(tmp_path: Path) -> None:
             lines = [server.stdout.readline() for _ in range(2)]
         finally:
             server.terminate()  # handled from before the first line: a clean stop
-            assert server.wait(timeout=10) == 0
+            assert server.wait(timeout=10) == 143
     assert lines[0].startswith("fakeprovider listening on http://127.0.0.1:")
     assert lines[1] == "load mode: each run of writes between pauses is sent as one write\n"

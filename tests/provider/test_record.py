@@ -899,7 +899,7 @@ def test_the_record_command_serves_and_saves(tmp_path: Path) -> None:
             record.line()  # "saving to ..."
             response = httpx.post(f"{root}/utf8-byte-split/v1/chat/completions", json={})
             saved_line = record.line()
-            assert record.stop(signal.SIGINT) == 0
+            assert record.stop(signal.SIGINT) == 130
     assert first.strip().endswith(f"-> http://{REDACTED}@{upstream.partition('@')[2]}")
     assert response.content == _plan(original).body
     assert saved_line.strip() == f"HTTP 200: {tmp_path / 'cap-001.yaml'}"
@@ -911,7 +911,7 @@ def test_the_record_command_stops_on_sigint_even_started_ignoring_it(tmp_path: P
     with _record_command(*options, sigint_ignored=True) as record:
         record.root_url()
 
-        assert record.stop(signal.SIGINT) == 0
+        assert record.stop(signal.SIGINT) == 130
 
 
 def test_sigterm_saves_the_answer_in_flight_and_exits(tmp_path: Path) -> None:
@@ -926,7 +926,7 @@ def test_sigterm_saves_the_answer_in_flight_and_exits(tmp_path: Path) -> None:
             reads = response.iter_raw()  # kept: a dropped iterator closes the response
             first_read = next(reads)  # the upstream has answered; then it stalls
 
-            assert record.stop(signal.SIGTERM) == 0
+            assert record.stop(signal.SIGTERM) == 143
 
         saved_line = record.line()
     assert saved_line.startswith(f"HTTP 200: {tmp_path / 'recorded-001.yaml'} (partial: ")

@@ -18,6 +18,8 @@ suite can be judged around the misbehaving cases:
     flood-forever  prints events for ever, never `end`
     flood          prints FLOOD_EVENTS events, then finishes correctly
     bulk           prints BULK_BYTES of events of 64 KiB of text each, then finishes correctly
+    post           POSTs POST_BYTES to its case's chat completions URL (the body is read and
+                   logged by the provider, a 200 stream answers), then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
     deep           prints an event nested 100 000 arrays deep, then finishes correctly
     bigint         prints an event with a 5 000-digit integer, then finishes correctly
@@ -32,7 +34,9 @@ Flags: --no-hello (never greets), --protocol N (greets with that version),
 --silent-restart PATH (the same, but a restart stays alive and silent instead of exiting),
 --ignore-eof (keeps running after stdin closes, until a signal ends it),
 --delegate (normal cases are run by the example adapter, with its capabilities),
---hello-name NAME (greets with that name).
+--hello-name NAME (greets with that name), --sleepers (starts a sleeping child in its
+group and one that escapes it, both left running), --slow S (every case waits S seconds
+first), --cases-log PATH (appends each case's id to PATH as it starts).
 """
 
 import importlib.util
@@ -47,6 +51,7 @@ from types import ModuleType
 FLOOD_EVENTS = 20_000
 WHOAMI_S = 0.2  # long enough for cases sent together to be in flight together
 BULK_BYTES = 5 * 1024 * 1024
+POST_BYTES = 9 * 1024 * 1024  # within the provider's 10 MiB request bound, over a case's 4 MiB
 # Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
 # an emoji code, and bidi controls that would reorder what follows (right-to-left override,
 # left-to-right isolate).
@@ -77,7 +82,8 @@ def hang(case: str) -> None:
     time.sleep(60)
 
 
-def escape(case: str) -> None:
+def abandon_sleeper() -> int:
+    """A `sleep` that leaves our session and process group; its pid."""
     reader, writer = os.pipe()
     if os.fork() == 0:  # the child: a session of its own, then a grandchild it abandons
         os.setsid()
@@ -89,6 +95,11 @@ def escape(case: str) -> None:
     os.close(writer)
     escaped = int(os.read(reader, 32))
     os.wait()  # the child has exited: the grandchild is nobody's child of ours any more
+    return escaped
+
+
+def escape(case: str) -> None:
+    escaped = abandon_sleeper()
     sys.stderr.write(f"escaped={escaped}\n")
     sys.stderr.flush()
     if "hang" in case:
@@ -140,6 +151,17 @@ def bulk(case: str) -> None:
     for _ in range(BULK_BYTES // len(line) + 1):
         sys.stdout.write(line + "\n")
     finish(case)
+
+
+def post(message: dict[str, object]) -> None:
+    import urllib.request
+
+    body = b'{"model":"m","stream":true,"pad":"' + b"x" * POST_BYTES + b'"}'
+    url = f"{message['base_url']}/chat/completions"
+    request = urllib.request.Request(url, body, {"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+    finish(str(message["case"]))
 
 
 def stderr(case: str) -> None:
@@ -207,6 +229,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         flood(case, FLOOD_EVENTS)
     elif "bulk" in case:
         bulk(case)
+    elif "post" in case:
+        post(message)
     elif "stderr" in case:
         stderr(case)
     elif "deep" in case:
@@ -262,8 +286,18 @@ def main() -> None:
         if "--no-hello" in sys.argv or "--silent-restart" in sys.argv:
             time.sleep(60)  # silent but alive: the suite must time out, not wait
         sys.exit(1)
+    if "--sleepers" in sys.argv:
+        subprocess.Popen(["sleep", "60"])
+        abandon_sleeper()
+    slow = float(sys.argv[sys.argv.index("--slow") + 1]) if "--slow" in sys.argv else 0.0
+    log = sys.argv[sys.argv.index("--cases-log") + 1] if "--cases-log" in sys.argv else None
     for line in sys.stdin:
-        handle(json.loads(line), example)
+        message = json.loads(line)
+        if log is not None:
+            with open(log, "a") as cases:
+                cases.write(f"{message['case']}\n")
+        time.sleep(slow)
+        handle(message, example)
     if "--ignore-eof" in sys.argv:
         time.sleep(60)
 

@@ -133,16 +133,19 @@ def test_summary_text() -> None:
     diff = compare_baseline(current, baseline)
     text = format_baseline(diff)
     assert text.splitlines()[0] == (
-        "Baseline comparison: 1 new failure(s), 1 changed cause(s), 1 fixed, 1 known "
+        "Baseline comparison: 1 new failure(s), 1 changed cause(s), 1 stale, 1 known "
         "failure(s), 0 unchanged passing"
     )
     assert "New failures (verdict got worse):\n  C1 a: pass -> fail: text ['x']" in text
     assert (
         "Changed cause (same verdict, another reason):\n  T1 c: fail: id '' (baseline: x)" in text
     )
-    assert "Fixed:\n  G8 a: fail -> pass" in text
+    assert (
+        "Stale baseline entries (a failure that now passes or fails less; refresh with "
+        "--write-baseline):\n  G8 a: fail -> pass" in text
+    )
     assert "Known failures (same verdict and cause):\n  G1 b: non-strict" in text
-    assert diff.headline == "1 known failure (baseline), 1 new, 1 changed"
+    assert diff.headline == "1 known failure (baseline), 1 new, 1 changed, 1 stale"
 
 
 def test_the_gate_passes_on_known_failures_only() -> None:
@@ -275,3 +278,23 @@ def test_reproducible_json_blanks_ports_an_adapter_quotes_and_a_raced_hang_up() 
     assert reproducible_json(once) == reproducible_json(again)
     assert "127.0.0.1:…/c/v1" in reproducible_json(once)
     assert reproducible_json(ran(41234, "reset")) != reproducible_json(once)
+
+
+def test_a_baseline_failure_that_now_passes_is_stale_and_fails_a_strict_comparison() -> None:
+    baseline = run({"a": {"C1": "fail", "G8": "non-strict"}, "b": {"T1": ("fail", "x")}})
+    current = run({"a": {"C1": "pass", "G8": "info"}, "b": {"T1": ("non-strict", "y")}})
+    lenient = compare_baseline(current, baseline)
+    assert [(c.case, c.invariant, c.before, c.after) for c in lenient.stale] == [
+        ("a", "C1", "fail", "pass"),
+        ("a", "G8", "non-strict", "info"),
+        ("b", "T1", "fail", "non-strict"),
+    ]
+    assert not lenient.failed and not fails_gate(current, lenient)
+    assert lenient.headline == "0 known failures (baseline), 0 new, 0 changed, 3 stale"
+    strict = compare_baseline(current, baseline, strict=True)
+    assert strict.failed and fails_gate(current, strict)
+    assert "failing the gate (--baseline-strict):\n  C1 a: fail -> pass" in format_baseline(strict)
+    # A fresh baseline has nothing stale; missing verdicts (a run of fewer cases) are not stale.
+    assert not compare_baseline(current, current, strict=True).failed
+    fewer = run({"a": {"C1": "pass", "G8": "info"}})
+    assert not compare_baseline(fewer, current, strict=True).failed

@@ -57,10 +57,12 @@ def test_verdicts_map_to_junit_elements() -> None:
 
 
 def test_characters_xml_cannot_carry_are_escaped() -> None:
-    assert xml_text("a\x00b\x1bc\ufffed\ud800") == "a\\u0000b\\u001bc\\ufffed\\ud800"
+    assert xml_text("a\x00b\x1bc\ufffed\ud800") == "a\\x00b\\x1bc\\ufffed\\ud800"
+    # What a terminal or viewer acts on, which XML carries: C1 controls, bidi overrides.
+    assert xml_text("x\x85y\u202ez\x9b") == "x\\x85y\\u202ez\\x9b"
     assert xml_text("tab\tnl\ncr\r") == "tab\tnl\ncr\r"
     run = build.result([build.case("c", {"C1": ("fail", "nul \x00 here")}, stderr="\x07")])
     root = ET.fromstring(render_junit(run))
     failure = root.find("./testsuite/testcase/failure")
     assert failure is not None
-    assert failure.get("message") == "nul \\u0000 here"
+    assert failure.get("message") == "nul \\x00 here"
