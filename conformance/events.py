@@ -245,6 +245,9 @@ class Capabilities(WireModel):
     usage: bool = False
     retry: bool = False
     error_codes: bool = False
+    # Protocol 1.1: sends the next request of a two-turn case, built from what it assembled.
+    # None (not declared) is left out of a hello's dump, as before the capability existed.
+    follow_up: bool | None = None
 
 
 RetryAfterHeader = Literal["retry-after", "retry-after-ms"]
@@ -378,6 +381,14 @@ class RetryPolicy(WireModel):
         return self
 
 
+class FollowUpTurn(WireModel):
+    """What the shim hands the client to answer a two-turn case's first turn with: the
+    client builds the next request itself, from what it assembled."""
+
+    tool_results: list[str] = Field(default_factory=list)  # one per tool call, in call order
+    message: str | None = None  # a user message the next request ends with
+
+
 class RunCase(WireModel):
     """The suite -> adapter line that starts one case."""
 
@@ -391,6 +402,8 @@ class RunCase(WireModel):
     retry: RetryPolicy
     idle_timeout_s: float = Field(gt=0)
     timeout_s: float = Field(gt=0)
+    # Protocol 1.1: a two-turn case, for an adapter that declares `follow_up`; absent, one turn.
+    follow_up: FollowUpTurn | None = None
 
 
 # --- codec ---

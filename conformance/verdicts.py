@@ -21,7 +21,7 @@ Level = Literal["MUST", "SHOULD", "INFO"]
 # what makes the adapter lose, corrupt or invent what the provider sent.
 Contract = Literal["harness", "interop"]
 CONTRACTS: tuple[Contract, ...] = ("harness", "interop")
-Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes"]
+Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes", "follow_up"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 # What a failure cost the caller, as the checker that finds it states it (the compatibility
 # page reads it): what the provider sent and the caller lost, got corrupted or got invented;
@@ -89,18 +89,21 @@ FAMILY_TITLES = {
     "H": "HTTP and transport",
     "R": "Retry",
     "Q": "Provider quirks",
+    "N": "The next request (two-turn cases)",
     # A rule of one wire alone (DIALECTS.md "Invariant ids"): Anthropic Messages.
     "AN-G": "Anthropic Messages: stream grammar",
     "AN-C": "Anthropic Messages: continuity tokens",
     "AN-T": "Anthropic Messages: tool identity",
     "AN-S": "Anthropic Messages: event names",
     "AN-H": "Anthropic Messages: errors",
+    "AN-R": "Anthropic Messages: replay in the next request",
     # OpenAI Responses.
     "RS-G": "OpenAI Responses: stream grammar",
     "RS-C": "OpenAI Responses: snapshots and continuity tokens",
     "RS-T": "OpenAI Responses: tool identity",
     "RS-S": "OpenAI Responses: sequence numbers",
     "RS-H": "OpenAI Responses: errors",
+    "RS-R": "OpenAI Responses: replay in the next request",
 }
 
 

@@ -18,6 +18,7 @@ import click
 from .errors import FakeProviderError
 from .files import unwritable_reason
 from .fixtures import FixtureError, load_fixture, load_fixtures, validate_fixtures
+from .follow_up import answer_attempt
 from .hosts import is_loopback
 from .interrupts import Interruption
 from .listening import ListeningServer
@@ -26,10 +27,10 @@ from .proxy import DEFAULT_IDLE_TIMEOUT_S, RecordingProxy, Saved
 from .recording import DEFAULT_MIN_PAUSE_MS
 from .redaction import redacted_url
 from .registry import ScenarioRegistry
-from .scenario import Scenario
+from .scenario import FollowUp, Scenario
 from .server import FakeProviderServer
 from .stopping import exit_interrupted, stops_on_signals
-from .wire import EncodeError, attempt_transcript, escape_bytes
+from .wire import EncodeError, TranscriptLine, attempt_transcript, escape_bytes
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:streamconform:fixture:scenario"
@@ -350,6 +351,8 @@ def show(fixture: Path, number: int | None, raw: bool) -> None:
             _show_attempt(scenario, n, raw)
         except EncodeError as error:
             raise click.ClickException(f"{fixture}: attempt {n}: {error}") from None
+    if scenario.follow_up is not None and number is None:
+        _show_follow_up(scenario, scenario.follow_up)
 
 
 def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
@@ -360,6 +363,21 @@ def _show_attempt(scenario: Scenario, number: int, raw: bool) -> None:
         sys.stdout.buffer.flush()
         return
     click.echo(f"# attempt {number}")
+    _show_lines(lines)
+
+
+def _show_follow_up(scenario: Scenario, follow_up: FollowUp) -> None:
+    """What the client is handed for the next request, and the answer it gets."""
+    handed = follow_up.model_dump(mode="json", exclude={"answer"}, exclude_none=True)
+    # ensure_ascii: fixture strings are shown escaped, as the bytes are.
+    click.echo(f"# follow-up: the client sends {json.dumps(handed, ensure_ascii=True)}")
+    click.echo("# the answer to the next request")
+    _show_lines(
+        attempt_transcript(answer_attempt(scenario.dialect, follow_up.answer), scenario.dialect)
+    )
+
+
+def _show_lines(lines: list[TranscriptLine]) -> None:
     for line in lines:
         delay = f" after {line.delay_ms:g} ms" if line.delay_ms else ""
         if line.label == "end":

@@ -19,6 +19,7 @@ from typing import Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from .errors import FakeProviderError
+from .follow_up import answer_attempt, is_follow_up
 from .scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
 
 HowEnded = Literal[
@@ -49,6 +50,9 @@ class RequestRecord(BaseModel):
     received_at: float
     ended_at: float | None = None
     ended: HowEnded = "pending"
+    # The next request of a two-turn case (it carries the first turn back), answered with
+    # the scenario's follow-up answer; not an attempt of the first turn.
+    follow_up: bool = False
 
 
 MAX_LOGGED_REQUESTS = 10_000
@@ -81,6 +85,7 @@ class _Logged:
     received_at: float
     size: int
     state: _ScenarioState
+    follow_up: bool = False
     live: bool = True  # False once dropped, cleared or its scenario replaced
     ended: HowEnded = "pending"
     ended_at: float | None = None
@@ -100,6 +105,7 @@ class _Logged:
                 received_at=self.received_at,
                 ended_at=self.ended_at,
                 ended=self.ended,
+                follow_up=self.follow_up,
             )
         return self.built
 
@@ -165,19 +171,36 @@ class ScenarioRegistry:
         headers: list[tuple[str, str]],
         body: bytes,
     ) -> tuple[int, StreamAttempt | ErrorAttempt | FaultAttempt]:
-        """Log a request and return its attempt number and the attempt that answers it."""
+        """Log a request and return its number and the attempt that answers it: the
+        scenario's attempt of that number, or for the next request of a two-turn case its
+        follow-up answer. Numbers count every request, so each record keeps its place."""
         size = len(path) + sum(len(name) + len(value) for name, value in headers) + len(body)
+        scenario = self.get(scenario_id)
+        # Read outside the lock: only a two-turn case's requests are parsed at all.
+        follow_up = scenario.follow_up is not None and is_follow_up(scenario.dialect, body)
         with self._lock:
             state = self._state(scenario_id)
             state.attempts += 1
+            scenario = state.scenario
             logged = _Logged(
-                scenario_id, state.attempts, method, path, headers, body, time.time(), size, state
+                scenario_id,
+                state.attempts,
+                method,
+                path,
+                headers,
+                body,
+                time.time(),
+                size,
+                state,
+                follow_up,
             )
             state.log.append(logged)
             self._arrivals.append(logged)
             self._logged_bytes += size
             self._drop_oldest()
-            return state.attempts, state.scenario.attempt(state.attempts)
+            if follow_up and scenario.follow_up is not None:
+                return state.attempts, answer_attempt(scenario.dialect, scenario.follow_up.answer)
+            return state.attempts, scenario.attempt(state.attempts)
 
     def end_request(self, scenario_id: str, attempt: int, how: HowEnded) -> None:
         with self._lock:

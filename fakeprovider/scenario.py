@@ -608,6 +608,36 @@ LONE_SURROGATE = (
 """Why a lone surrogate is refused, for a person to act on."""
 
 
+class FollowUp(_Model):
+    """A two-turn case: what the client is handed to answer the first turn with, and what
+    the provider streams back to its next request.
+
+    The client builds that next request itself from what it assembled, the way its users
+    do: the fake provider checks it (``fakeprovider.follow_up``) against the first turn's
+    ids and continuity tokens. Suite data like ``expect``, besides ``answer``.
+    """
+
+    tool_results: tuple[StrictStr, ...] = Field(
+        default=(),
+        description="The result of each tool call the first turn makes, in call order; the "
+        "client pairs each with its call.",
+    )
+    message: StrictStr | None = Field(
+        default=None, description="A user message the next request ends with, if any."
+    )
+    answer: StrictStr = Field(
+        default="Done.",
+        min_length=1,
+        description="The text the provider streams back to the next request.",
+    )
+
+    @model_validator(mode="after")
+    def _something_to_send(self) -> FollowUp:
+        if not self.tool_results and self.message is None:
+            raise ValueError("a follow-up sends tool_results, a message, or both")
+        return self
+
+
 class Scenario(_Model):
     """A named script: attempt n answers the n-th request; the last attempt repeats."""
 
@@ -631,6 +661,11 @@ class Scenario(_Model):
         default=None,
         description="Retry-policy fields this case runs under instead of the run's, for the "
         "conformance suite; the fake provider ignores it.",
+    )
+    follow_up: FollowUp | None = Field(
+        default=None,
+        description="Makes the case two-turn: the client sends the next request from what "
+        "it assembled, and the provider checks it.",
     )
     attempts: tuple[Attempt, ...]
 
@@ -672,6 +707,21 @@ class Scenario(_Model):
                 for attempt in self.attempts
             )
             object.__setattr__(self, "attempts", numbered)  # frozen once validated
+        return self
+
+    @model_validator(mode="after")
+    def _a_result_per_call(self) -> Scenario:
+        if self.follow_up is None or self.expect is None:
+            return self
+        if self.expect.finish == "error":
+            raise ValueError("follow_up: a turn that fails has no next request")
+        calls = len(self.expect.tool_calls or ())
+        results = len(self.follow_up.tool_results)
+        if results != calls:
+            raise ValueError(
+                f"follow_up.tool_results has {results} result(s) for the {calls} tool "
+                "call(s) of expect.tool_calls: one each, in call order"
+            )
         return self
 
     def attempt(self, number: int) -> StreamAttempt | ErrorAttempt | FaultAttempt:

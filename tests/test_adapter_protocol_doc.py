@@ -21,9 +21,11 @@ from conformance.adapters.subprocess import (
     SubprocessAdapterSession,
 )
 from conformance.events import Capabilities, RetryPolicy, RunCase
-from conformance.options import DEFAULT_POLICY, RunOptions, default_request
+from conformance.invariants import CATALOGUE
+from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, default_request
 from conformance.run.runner import MAX_RUN_BYTES, case_request
 from fakeprovider.build import ScenarioBuilder, messages_stream
+from fakeprovider.fixtures import load_fixtures
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -181,3 +183,19 @@ def test_version_1_1_names_every_field_it_adds() -> None:
         assert f"`{code}`" in text and code in codes.CANONICAL_CODES
     # A chat case's run line stays the version-1 one: no dialect.
     assert "a chat case's line has no `dialect`" in " ".join(text.split()).lower()
+
+
+def test_the_two_turn_example_is_the_line_the_suite_writes_for_its_fixture() -> None:
+    text = section("## Two-turn cases")
+    (run_line,) = json_examples(text)
+    case = events.parse_run_line(json.dumps(run_line))
+    (scenario,) = (
+        s for s in load_fixtures([bundled_fixtures()]) if s.id == case.case and s.follow_up
+    )
+    written = case_request(scenario, "http://127.0.0.1:41234", DEFAULT_POLICY, RunOptions())
+    assert case == written and case.follow_up is not None
+    # The rules it names are the ones that need the capability it documents.
+    needing = {id for id, rule in CATALOGUE.items() if "follow_up" in rule.needs}
+    assert needing == {"N1", "N2", "AN-R2", "RS-R2"}
+    assert all(f"{id}" in text for id in needing)
+    assert "`follow_up`" in section("## The handshake") and "follow_up" in Capabilities.model_fields

@@ -128,6 +128,9 @@ class Evidence:
     # The policy the adapter runs instead of the case's (its hello's `retry_policy`); with
     # one, `policy` is the case's, which the harness contract still judges by.
     declared: DeclaredRetryPolicy | None = None
+    # The next requests of a two-turn case (fakeprovider.follow_up), apart from `requests`,
+    # which are the first turn's attempts.
+    follow_ups: tuple[RequestRecord, ...] = ()
     attempts: tuple[ObservedAttempt, ...] = field(init=False)
     # The aspects of the outcome the scenario's ambiguous quirk leaves open, each with what
     # contests it (INVARIANTS.md §Q), where the outcome equals a reading the quirk admits;

@@ -22,7 +22,7 @@ from fakeprovider.scenario import Scenario
 
 from ..adapters.base import AdapterSession, CaseRun
 from ..adapters.case_log import byte_count
-from ..events import Hello, RetryPolicy, RunCase
+from ..events import FollowUpTurn, Hello, RetryPolicy, RunCase
 from ..invariants import CATALOGUE
 from ..invariants.evidence import Evidence
 from ..invariants.judging import documented_order, framing_in_question, judge_evidence
@@ -219,7 +219,16 @@ def case_request(
         retry=policy,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
+        follow_up=_follow_up_turn(scenario),
     )
+
+
+def _follow_up_turn(scenario: Scenario) -> FollowUpTurn | None:
+    """What the shim of a two-turn case hands its client for the next request."""
+    if scenario.follow_up is None:
+        return None
+    spec = scenario.follow_up
+    return FollowUpTurn(tool_results=list(spec.tool_results), message=spec.message)
 
 
 def sdk_base_url(root: str, scenario: Scenario) -> str:
@@ -403,7 +412,8 @@ def observation(
         capabilities=hello.capabilities,
         policy=case.retry if retries_on else None,
         idle_timeout_s=case.idle_timeout_s,
-        requests=requests,
+        requests=tuple(record for record in requests if not record.follow_up),
+        follow_ups=tuple(record for record in requests if record.follow_up),
         status=run.status,
         detail=run.detail,
         invalid_field=run.invalid_field,

@@ -3,7 +3,8 @@
 The pieces are the reference's own seams: the translator (payloads → events), the SSE
 decoder (bytes → payloads), the attempt (one HTTP request, an `AttemptStream`), the retry
 layer (attempts in sequence, `run_with_retries`), for bugs in the event grammar itself, a
-rewrite of each event the adapter yields, and the retry policy its hello declares.
+rewrite of each event the adapter yields, the next request of a two-turn case, and the
+retry policy its hello declares.
 
 A mutant with `own_policy` is a variant of the reference that runs the run's policy as its
 own and declares it (`conformance.adapters.reference:own_policy`, as a library's shim does):
@@ -21,6 +22,7 @@ import httpx
 
 from conformance.adapters.reference.adapter import ReferenceAdapter, RetryLayer
 from conformance.adapters.reference.anthropic import AnthropicTranslator
+from conformance.adapters.reference.next_request import NextRequest, next_request
 from conformance.adapters.reference.responses import ResponsesTranslator
 from conformance.adapters.reference.retry import Attempt, run_with_retries
 from conformance.adapters.reference.shell import AttemptStream
@@ -73,6 +75,7 @@ class Mutant:
     attempt: MakeAttempt = AttemptStream
     retry_layer: RetryLayer = run_with_retries
     rewrite: Rewrite = unchanged
+    next_request: NextRequest = next_request  # a two-turn case's next request
     own_policy: bool = False  # the reference that runs and declares a policy of its own
     misdeclared: Misdeclare | None = None
 
@@ -88,6 +91,7 @@ class Mutant:
             self.attempt is not AttemptStream,
             self.retry_layer is not run_with_retries,
             self.rewrite is not unchanged,
+            self.next_request is not next_request,
             self.misdeclared is not None,
         ]
         if sum(swapped) != 1:  # one bug each, or a kill could not be attributed to it
@@ -131,6 +135,7 @@ class MutantAdapter:
             start_attempt=mutant.start_attempt,
             retry_layer=mutant.retry_layer,
             own_policy=options.policy if mutant.own_policy else None,
+            build_next_request=mutant.next_request,
         )
         hello = self._inner.hello
         update: dict[str, Any] = {"name": f"streamconform-mutant-{mutant.name}"}

@@ -11,6 +11,7 @@ from conformance.events import BlockEnd, Finish
 from . import (
     anthropic as an,
     decoders,
+    next_requests as nr,
     responses as rs,
     retries,
     rewrites,
@@ -521,6 +522,32 @@ _ALL = (
         "response.incomplete ends the turn as a plain stop.",
         ("C5",),
         responses_translator=rs.IncompleteAsStop,
+    ),
+    # N, AN-R, RS-R — the next request of a two-turn case
+    Mutant(
+        "signature_dropped_on_replay",
+        "Thinking blocks are sent back without their signature: the next turn is refused.",
+        ("AN-R2",),
+        next_request=nr.signature_dropped_on_replay,
+    ),
+    Mutant(
+        "item_id_as_call_id",
+        "A Responses call is sent back under its item id for its call_id: its output "
+        "answers nothing.",
+        ("N1",),
+        next_request=nr.item_id_as_call_id,
+    ),
+    Mutant(
+        "calls_replayed_twice",
+        "The replayed turn carries each tool call twice: the provider refuses duplicate ids.",
+        ("N2",),
+        next_request=nr.calls_replayed_twice,
+    ),
+    Mutant(
+        "encrypted_content_dropped_on_replay",
+        "Reasoning items are sent back by id alone: under store false they are not found.",
+        ("RS-R2",),
+        next_request=nr.encrypted_content_dropped_on_replay,
     ),
 )
 

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import httpx
 
+from conformance.adapters.reference.next_request import NextRequest, next_request
 from conformance.adapters.reference.retry import (
     Attempt,
     Clock,
@@ -25,13 +26,17 @@ from conformance.adapters.reference.retry import (
     run_with_retries,
 )
 from conformance.adapters.reference.retry_policy import declared_policy
-from conformance.adapters.reference.shell import request_body, stream_attempt
+from conformance.adapters.reference.shell import json_body, request_body, stream_attempt
 from conformance.adapters.reference.wires import SPOKEN_DIALECTS
 from conformance.events import (
     PROTOCOL_VERSION,
+    Block,
+    BlockEnd,
     Capabilities,
     Event,
+    Finish,
     Hello,
+    Retry,
     RetryPolicy,
     RunCase,
 )
@@ -74,7 +79,12 @@ class ReferenceAdapter:
         name=ADAPTER_NAME,
         version=suite_version(),  # the reference ships with the suite
         capabilities=Capabilities(
-            deltas=True, reasoning=True, usage=True, retry=True, error_codes=True
+            deltas=True,
+            reasoning=True,
+            usage=True,
+            retry=True,
+            error_codes=True,
+            follow_up=True,
         ),
         dialects=list(SPOKEN_DIALECTS),
     )
@@ -88,6 +98,7 @@ class ReferenceAdapter:
         start_attempt: StartAttempt = stream_attempt,
         retry_layer: RetryLayer = run_with_retries,
         own_policy: RetryPolicy | None = None,
+        build_next_request: NextRequest = next_request,
     ) -> None:
         if own_policy is not None:
             self.hello = self.hello.model_copy(update={"retry_policy": declared_policy(own_policy)})
@@ -97,6 +108,7 @@ class ReferenceAdapter:
         self._clock = clock
         self._start_attempt = start_attempt
         self._retry_layer = retry_layer
+        self._next_request = build_next_request
 
     async def run(
         self, case: RunCase, http_client: httpx.AsyncClient | None = None
@@ -112,9 +124,25 @@ class ReferenceAdapter:
                 clock=self._clock,
                 timeout_s=case.timeout_s,
             )
+            turn = _AssembledTurn()
             async with aclosing(events):
                 async for event in events:
+                    turn.note(event)
                     yield event.model_copy(update={"case": case.case})
+            if case.follow_up is not None and turn.succeeded:
+                await self._send_next_request(client, case, turn.blocks)
+
+    async def _send_next_request(
+        self, client: httpx.AsyncClient, case: RunCase, blocks: list[Block]
+    ) -> None:
+        """The two-turn case's next request, from what the turn assembled; its answer is
+        read to the end, as a caller's next turn would be (and not reported: the case's
+        events are the first turn's)."""
+        assert case.follow_up is not None
+        dialect = case.dialect or "chat-completions"
+        request = self._next_request(dialect, case.request, blocks, case.follow_up)
+        async for _ in self._start_attempt(client, case, json_body(request)):
+            pass
 
     def _client_for(
         self, http_client: httpx.AsyncClient | None
@@ -132,6 +160,23 @@ class ReferenceAdapter:
         """The TLS settings every client of this adapter verifies servers with, built on
         first use (an in-process run never needs them)."""
         return httpx.create_ssl_context(trust_env=False)  # what httpx.AsyncClient would build
+
+
+class _AssembledTurn:
+    """The blocks of the attempt the caller is handed (the one after the last retry), and
+    whether it succeeded: what a two-turn case's next request is built from."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.succeeded = False
+
+    def note(self, event: Event) -> None:
+        if isinstance(event, Retry):
+            self.blocks, self.succeeded = [], False
+        elif isinstance(event, BlockEnd):
+            self.blocks.append(event.block)
+        elif isinstance(event, Finish):
+            self.succeeded = event.reason in ("stop", "tool-calls")
 
 
 def factory(options: RunOptions) -> ReferenceAdapter:

@@ -8,6 +8,7 @@ abandoned body never keeps its connection open.
 import json
 import time
 from collections.abc import AsyncGenerator, Callable
+from typing import Any
 
 import httpx
 
@@ -27,7 +28,12 @@ MAX_ERROR_BODY_BYTES = 64 * 1024  # enough for any error object; a hostile body 
 
 def request_body(case: RunCase) -> bytes:
     """The case's request as bytes, serialised once so that every retry sends the same ones."""
-    return json.dumps(case.request, ensure_ascii=False, separators=(",", ":")).encode()
+    return json_body(case.request)
+
+
+def json_body(request: dict[str, Any]) -> bytes:
+    """A request body as the reference sends it: compact UTF-8 JSON."""
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class AttemptStream:
