@@ -11,6 +11,12 @@ import os
 import tempfile
 from pathlib import Path
 
+# mkstemp makes its file 0600 whatever the umask: a report or a results file would then be
+# unreadable to anyone else, unlike a file open() creates. Read once, at import, since
+# reading it means setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 
 def write_atomic(path: Path, data: str | bytes, *, exclusive: bool = False) -> None:
     """Replace ``path`` with ``data`` (text is UTF-8) in one rename; parents are created.
@@ -23,6 +29,7 @@ def write_atomic(path: Path, data: str | bytes, *, exclusive: bool = False) -> N
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as file:
+            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
             file.write(payload)
             file.flush()
             os.fsync(file.fileno())

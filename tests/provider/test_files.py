@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -31,3 +33,12 @@ def test_a_write_cut_short_keeps_the_old_file(
         write_atomic(path, "x" * 100_000)
     assert path.read_text(encoding="utf-8") == "the good baseline"
     assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
+
+
+def test_a_written_file_has_the_mode_open_gives_it(tmp_path: Path) -> None:
+    """Not mkstemp's 0600: a report is for others to read too."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    path = tmp_path / "index.html"
+    write_atomic(path, "<p>report</p>")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
