@@ -13,6 +13,7 @@ from .build import (
     responses_stream,
     stream,
 )
+from .content_coding import ContentCodingError
 from .dialects import DEFAULT_DIALECT, DIALECT_IDS, DialectId
 from .dialects.named_events import EventStep
 from .errors import FakeProviderError
@@ -64,6 +65,7 @@ from .scenario import (
 )
 from .server import FakeProviderServer, ServerThread
 from .transport import AsyncFakeTransport, FakeTransport, httpx2_transports, transport_classes
+from .validating import InvalidScenarioError
 from .wire import EncodeError, WirePlan, Write, encode_stream, escape_bytes
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "Attempt",
     "ChunkStep",
     "CommentStep",
+    "ContentCodingError",
     "DialectId",
     "DisconnectStep",
     "DoneStep",
@@ -96,6 +99,7 @@ __all__ = [
     "ForwardingError",
     "Framing",
     "HowEnded",
+    "InvalidScenarioError",
     "LiteralStep",
     "MessagesStreamBuilder",
     "NoScenarioSelectedError",

@@ -11,11 +11,13 @@ from __future__ import annotations
 import zlib
 from typing import Protocol
 
+from .errors import FakeProviderError
+
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer
 _RAW_WBITS = -zlib.MAX_WBITS  # "deflate" as some servers send it: no zlib header
 
 
-class ContentCodingError(ValueError):
+class ContentCodingError(FakeProviderError, ValueError):
     """The body does not decode as its coding says."""
 
 

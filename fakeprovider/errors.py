@@ -13,11 +13,14 @@ FakeProviderError
   + UnknownScenarioError (KeyError)        registry: no scenario has that id
   + RecordingError (ValueError)            recording: a response cannot become a fixture
   + ForwardingError (ValueError)           forwarding: an upstream or target not forwarded to
+  + InvalidScenarioError (ValueError)      validating: a scenario's data fails validation
+  + ContentCodingError (ValueError)        content_coding: a body does not decode as its coding says
   + _UnsafeShapeError                      fixtures: YAML too deep, cyclic or alias-bombed
   + _UnconvertibleNodeError                fixtures: a YAML value its tag cannot convert
   + _RequestRejectedError                  server: answered with an error, then closed
   + _BadRequestError                       proxy: a request the proxy cannot forward
   + _CouldNotListenError                   cli: a server cannot bind its address
+  + _NotTakenError                         json_pieces: a body left to ``json.loads``
 """
 
 

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .errors import FakeProviderError
+
 DESCENDED_LEVELS = 5
 """Containers walked in Python: a scenario's steps are values at the fifth level."""
 
@@ -22,7 +24,7 @@ _SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-class _NotTakenError(Exception):
+class _NotTakenError(FakeProviderError):
     """Input this parser leaves to ``json.loads``."""
 
 
