@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
+from ..gateway.crossing import CROSSING_RULES, CrossingRule
+from ..gateway.meaning_map import FINISH_CROSSINGS, SLOTS
 from ..invariants import CATALOGUE, Invariant
 from ..options import bundled_fixtures
 from ..quirks import QUIRK_TAG_PREFIX, QUIRKS, Quirk
@@ -103,6 +105,52 @@ def _invariant_section(invariant: Invariant, scenarios: Sequence[Scenario]) -> l
     ]
 
 
+_CROSSING_HEADER = """\
+## GW: Gateways across dialects
+
+Judged by `conformance gateway` when the upstream and downstream dialects are not both
+chat-completions: the upstream attempt's canonical outcome (the oracle's reading of the
+scenario) against the gateway's answer read by the downstream dialect's oracle reader. The
+answer is also held to the downstream wire's own rules (`conformance lint`: W, AN-W, RS-W).
+What the downstream wire has no place for is `info` ("not expressible"), never a failure:
+"""
+
+
+def _crossing_section(rule: CrossingRule, scenarios: Sequence[Scenario]) -> list[str]:
+    tagged = [scenario for scenario in scenarios if rule.id in scenario.tags]
+    return [
+        f"### {rule.id}",
+        "",
+        rule.statement,
+        "",
+        f"- **Why it matters:** {rule.rationale}",
+        f"- **Level:** {rule.level}",
+        f"- **Source:** {rule.source}",
+        f"- **Fixtures:** {_fixture_list(tagged)}",
+        "",
+    ]
+
+
+def _meaning_map() -> list[str]:
+    """The meaning map's data as two tables: the slots, then the non-success finishes."""
+    lines = ["| aspect | carried by | elsewhere |", "| --- | --- | --- |"]
+    for aspect, slot in SLOTS.items():
+        carried = ", ".join(f"`{dialect}`" for dialect in sorted(slot.carried_by))
+        lines.append(f"| {aspect} | {carried} | {_cell(slot.elsewhere)} |")
+    lines += [
+        "",
+        "| finish | reads as, per downstream | read as a success |",
+        "| --- | --- | --- |",
+    ]
+    for code, crossing in FINISH_CROSSINGS.items():
+        reads = ", ".join(
+            f"`{dialect}` {value or 'not expressible'}"
+            for dialect, value in crossing.reads_as.items()
+        )
+        lines.append(f"| {code} | {reads} | {crossing.as_success} breach |")
+    return [*lines, ""]
+
+
 def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
     tagged = [scenario for scenario in scenarios if QUIRK_TAG_PREFIX + quirk.id in scenario.tags]
     urls = sorted({url for scenario in tagged for url in scenario.provenance.urls})
@@ -132,6 +180,9 @@ def render_invariant_reference() -> str:
             family = family_of(invariant_id)
             lines += [f"## {family}: {FAMILY_TITLES.get(family, family)}", ""]
         lines += _invariant_section(CATALOGUE[invariant_id], scenarios)
+    lines += [_CROSSING_HEADER, *_meaning_map()]
+    for rule in CROSSING_RULES.values():
+        lines += _crossing_section(rule, scenarios)
     lines += [
         "## Provider quirks",
         "",
