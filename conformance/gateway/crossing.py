@@ -134,7 +134,7 @@ def _json_equal(want: str, got: str) -> bool:
     """Arguments are equal as JSON ('' is {}); text that is no JSON compares as written."""
     try:
         return bool(json.loads(want or "{}") == json.loads(got or "{}"))
-    except ValueError:
+    except (ValueError, RecursionError):  # a gateway's arguments may nest without end
         return want == got
 
 

@@ -224,6 +224,9 @@ def test_arguments_equal_as_json_and_renamed_ids_are_kept_meaning() -> None:
         reason="tool-calls",
     )
     assert _judged(two, twice, MESSAGES, CHAT)["GW-2"] == "fail"
+    deep = "[" * 100_000  # no JSON, and too deep to parse: compared as written
+    nested = _success(ToolCallBlock(id="a", name="f", arguments=deep), reason="tool-calls")
+    assert _judged(nested, nested, MESSAGES, CHAT)["GW-2"] == "pass"
 
 
 @pytest.mark.parametrize("dialect", DIALECT_IDS)
