@@ -17,6 +17,7 @@ from typing import Literal
 
 from fakeprovider.dialects import DialectId
 
+from ..codes import EMPTY_RESPONSE
 from ..events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
 from ..oracle import ExpectedAttempt
 from ..results import InvariantVerdict
@@ -153,8 +154,8 @@ def _calls(crossing: Crossing) -> list[Observation]:
                     f"{_shown(expected.arguments)}, downstream {_shown(observed.arguments)}"
                 )
             ]
-    ids = [call.id for call in got]
-    if len(set(ids)) < len(ids) or not all(ids):
+    ids, sent = [call.id for call in got], [call.id for call in want]
+    if (len(set(ids)) < len(ids) and len(set(sent)) == len(sent)) or not all(ids):
         return [_lost(f"tool-call ids not one per call downstream: {_shown(ids)}")]
     renamed = {e.id: o.id for e, o in zip(want, got, strict=True) if e.id != o.id}
     seen = [_held(f"{len(got)} tool call(s): names, arguments and order kept")]
@@ -179,6 +180,9 @@ def _turn(attempt: ExpectedAttempt, dialect: DialectId) -> str:
 def _finish(crossing: Crossing) -> list[Observation]:
     up, down = crossing.upstream, crossing.downstream
     if up.success:
+        if down.code == EMPTY_RESPONSE and not any(_shows(b, crossing.to) for b in up.blocks):
+            kept = f"not expressible in {crossing.to}: every block of the upstream's answer"
+            return [Observation("unexpressed", f"{kept} (the answer is empty downstream)")]
         if not down.success:
             return [_lost(f"the upstream finished {up.reason}; downstream it failed {down.code}")]
         want, got = _turn(up, crossing.source), _turn(down, crossing.to)
@@ -245,19 +249,29 @@ def _usage(crossing: Crossing) -> list[Observation]:
         return [Observation("weaker", f"usage the upstream never sent: {_counts(got)}")]
     if got is None:
         return [_lost(f"the upstream's usage {_counts(want)} was dropped")]
+    expected = _counts(want, keep_writes=carries(crossing.to, "cache_write_tokens"))
     seen: list[Observation] = []
     for counter, aspect in _COUNTERS:
-        expected, observed = _count(want, counter), _count(got, counter)
-        if aspect is not None and not carries(crossing.to, aspect):
-            if expected:
-                seen.append(_unexpressed(aspect, crossing.to, f"{counter} {expected}"))
-        elif expected != observed:
-            seen.append(_lost(f"{counter}: upstream {expected}, downstream {observed}"))
+        sent, observed = expected.get(counter, 0), _count(got, counter)
+        if aspect is None or (carries(crossing.source, aspect) and carries(crossing.to, aspect)):
+            if sent != observed:
+                seen.append(_lost(f"{counter}: upstream {sent}, downstream {observed}"))
+        elif sent:
+            seen.append(_unexpressed(aspect, crossing.to, f"{counter} {sent}"))
+        elif observed:
+            # A share the upstream's wire has no counter for: the gateway's estimate.
+            wire = crossing.source
+            seen.append(_unexpressed(aspect, wire, f"the downstream's {counter} {observed}"))
     return seen or [_held(f"usage {_counts(want)} under the downstream's convention")]
 
 
-def _counts(usage: Usage) -> dict[str, int]:
-    return {counter: _count(usage, counter) for counter, _ in _COUNTERS if _count(usage, counter)}
+def _counts(usage: Usage, *, keep_writes: bool = True) -> dict[str, int]:
+    """The counters that are not zero. Without a cache-write counter, the writes are billed
+    input: counted in the input (reference §6 "usage: cache write")."""
+    counts = {counter: _count(usage, counter) for counter, _ in _COUNTERS}
+    if not keep_writes:
+        counts["input_tokens"] += counts.pop("cache_write_tokens")
+    return {counter: count for counter, count in counts.items() if count}
 
 
 # --- GW-5 reasoning --------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_a_correct_translation_is_clean_in_every_direction(up: DialectId, down: 
 def test_what_the_downstream_cannot_carry_is_recorded_not_failed() -> None:
     verdicts = _verdicts(_run(MESSAGES, CHAT))
     assert verdicts["an-thinking-signature"]["GW-5"] == "info"  # no signature in chat
-    assert verdicts["an-usage-cumulative-repeat"]["GW-4"] == "info"  # nor cache writes
+    assert verdicts["an-redacted-thinking"]["GW-5"] == "info"  # nor redacted data
     assert verdicts["an-pause-turn"]["GW-3"] == "info"  # nor a paused turn
     assert verdicts["an-thinking-signature"]["GW-1"] == "pass"
 
@@ -238,3 +238,32 @@ def test_an_html_answer_reads_as_a_failure_of_the_case(dialect: DialectId) -> No
     assert not attempt.success
     nothing = downstream_attempt(GatewayCapture(None, ending="timeout"), dialect, now=0.0)
     assert nothing.code == "TIMEOUT"
+
+
+def test_cache_writes_without_a_counter_are_billed_input_and_an_estimate_is_recorded() -> None:
+    sent = Usage(input_tokens=317, output_tokens=47, cache_read_tokens=0, cache_write_tokens=4425)
+    up = ExpectedAttempt(1, "stop", blocks=(TextBlock(text="hi"),), usage=sent)
+
+    def downstream(usage: Usage) -> ExpectedAttempt:
+        return ExpectedAttempt(1, "stop", blocks=(TextBlock(text="hi"),), usage=usage)
+
+    folded = Usage(input_tokens=4742, output_tokens=47, cache_read_tokens=0)
+    dropped = Usage(input_tokens=317, output_tokens=47, cache_read_tokens=0)
+    estimated = Usage(input_tokens=4742, output_tokens=47, cache_read_tokens=0, reasoning_tokens=9)
+    assert _judged(up, downstream(folded), MESSAGES, CHAT)["GW-4"] == "pass"
+    assert _judged(up, downstream(dropped), MESSAGES, CHAT)["GW-4"] == "fail"
+    assert _judged(up, downstream(estimated), MESSAGES, CHAT)["GW-4"] == "info"
+    assert _judged(up, downstream(dropped), MESSAGES, MESSAGES)["GW-4"] == "fail"  # writes lost
+
+
+def test_an_answer_with_nothing_the_downstream_can_carry_may_be_empty() -> None:
+    redacted = ExpectedAttempt(1, "stop", blocks=(ReasoningBlock(text="", redacted="Er"),))
+    empty = ExpectedAttempt(1, "error", "EMPTY_RESPONSE")
+    assert _judged(redacted, empty, MESSAGES, CHAT)["GW-3"] == "info"
+    assert _judged(redacted, empty, MESSAGES, MESSAGES)["GW-3"] == "fail"
+
+
+def test_ids_duplicated_upstream_are_not_the_gateways_loss() -> None:
+    same = [ToolCallBlock(id="toolu_A", name="f", arguments="{}") for _ in range(2)]
+    twice = _success(*same, reason="tool-calls")
+    assert _judged(twice, twice, MESSAGES, CHAT)["GW-2"] == "pass"

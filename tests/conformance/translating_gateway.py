@@ -136,6 +136,7 @@ def _counted(usage: Usage, fault: str | None) -> tuple[int, int, int]:
 
 def _openai_usage(usage: Usage, fault: str | None, wire: str) -> dict[str, Any]:
     fresh, cached, output = _counted(usage, fault)
+    fresh += usage.cache_write_tokens or 0  # no counter of their own: billed input
     reasoning = usage.reasoning_tokens or 0
     if wire == "chat":
         return {
