@@ -197,17 +197,19 @@ def _finish(crossing: Crossing) -> list[Observation]:
     if down.success:
         change = f"the upstream's {up.code} finish arrived as a successful {down.reason}"
         return [Observation("lost" if mapping.as_success == "MUST" else "weaker", change)]
-    if wanted is None:
+    if not wanted:
         return [
             Observation(
                 "unexpressed",
                 f"not expressible in {crossing.to}: {up.code}; arrived as the failure {down.code}",
             )
         ]
-    if down.code != wanted:
-        return [_lost(f"the upstream's {up.code} finish should read {wanted}, not {down.code}")]
-    mapped = "" if wanted == up.code else f" ({up.code} is {wanted} in {crossing.to})"
-    return [_held(f"finish {wanted}{mapped}")]
+    if down.code not in wanted:
+        return [
+            _lost(f"the upstream's {up.code} finish should read {sorted(wanted)}, not {down.code}")
+        ]
+    mapped = "" if down.code == up.code else f" ({up.code} is {down.code} in {crossing.to})"
+    return [_held(f"finish {down.code}{mapped}")]
 
 
 def _failure(crossing: Crossing) -> list[Observation]:

@@ -79,27 +79,34 @@ no tool turn, and Claude Code never runs the tool (reference §6 "stop: tool")."
 
 @dataclass(frozen=True)
 class FinishCrossing:
-    """What a non-success finish reads back as on each wire (None: no way to say it), and
-    what its arriving as a success weighs: a MUST breach, or a SHOULD one."""
+    """The codes a non-success finish may read back as on each wire (none: no way to say
+    it), and what its arriving as a success weighs: a MUST breach, or a SHOULD one."""
 
-    reads_as: dict[DialectId, str | None]
+    reads_as: dict[DialectId, frozenset[str]]
     as_success: Literal["MUST", "SHOULD"] = "MUST"
 
 
 # OpenRouter's chat `finish_reason: "error"` (a failure the wire states as a finish).
 CHAT_ERROR_FINISH: Final = finish_reason_code("error")
+_REFUSED: Final = frozenset({REFUSAL, CONTENT_FILTER})
+_NONE: Final[frozenset[str]] = frozenset()
 
 FINISH_CROSSINGS: Final[dict[str, FinishCrossing]] = {
     # Chat has no refusal finish: a refusal is content_filter there; Anthropic has no
-    # filter finish: a filtered turn is a refusal there (LiteLLM's maps both ways).
-    REFUSAL: FinishCrossing({CHAT: CONTENT_FILTER, MESSAGES: REFUSAL, RESPONSES: REFUSAL}),
+    # filter finish: a filtered turn is a refusal there; Responses has both (a refusal
+    # part, incomplete for content_filter), and LiteLLM's maps the one onto the other.
+    REFUSAL: FinishCrossing(
+        {CHAT: frozenset({CONTENT_FILTER}), MESSAGES: frozenset({REFUSAL}), RESPONSES: _REFUSED}
+    ),
     CONTENT_FILTER: FinishCrossing(
-        {CHAT: CONTENT_FILTER, MESSAGES: REFUSAL, RESPONSES: CONTENT_FILTER}
+        {CHAT: frozenset({CONTENT_FILTER}), MESSAGES: frozenset({REFUSAL}), RESPONSES: _REFUSED}
     ),
     # Only Anthropic can ask the caller to continue a paused turn; elsewhere it should at
     # least not read as a plain stop (reference §8.4 GW-3, SHOULD).
     PAUSE_TURN: FinishCrossing(
-        {CHAT: None, MESSAGES: PAUSE_TURN, RESPONSES: None}, as_success="SHOULD"
+        {CHAT: _NONE, MESSAGES: frozenset({PAUSE_TURN}), RESPONSES: _NONE}, as_success="SHOULD"
     ),
-    CHAT_ERROR_FINISH: FinishCrossing({CHAT: CHAT_ERROR_FINISH, MESSAGES: None, RESPONSES: None}),
+    CHAT_ERROR_FINISH: FinishCrossing(
+        {CHAT: frozenset({CHAT_ERROR_FINISH}), MESSAGES: _NONE, RESPONSES: _NONE}
+    ),
 }

@@ -144,8 +144,8 @@ def _meaning_map() -> list[str]:
     ]
     for code, crossing in FINISH_CROSSINGS.items():
         reads = ", ".join(
-            f"`{dialect}` {value or 'not expressible'}"
-            for dialect, value in crossing.reads_as.items()
+            f"`{dialect}` {' or '.join(sorted(codes)) or 'not expressible'}"
+            for dialect, codes in crossing.reads_as.items()
         )
         lines.append(f"| {code} | {reads} | {crossing.as_success} breach |")
     return [*lines, ""]

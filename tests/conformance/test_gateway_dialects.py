@@ -81,7 +81,7 @@ def _run(up: DialectId, down: DialectId, fault: str | None = None) -> RunResult:
         options = GatewayOptions(
             url,
             upstream_port=port,
-            idle_timeout_s=1.0,
+            idle_timeout_s=5.0,  # generous: the machine may be loaded
             timeout_s=10.0,
             upstream_dialect=up,
             downstream_dialect=down,
