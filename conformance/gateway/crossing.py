@@ -177,6 +177,10 @@ def _turn(attempt: ExpectedAttempt, dialect: DialectId) -> str:
     return attempt.reason
 
 
+def _said(turn: str, reason: str) -> str:
+    return turn if turn == reason else f"{turn} ({reason} with tool calls)"
+
+
 def _finish(crossing: Crossing) -> list[Observation]:
     up, down = crossing.upstream, crossing.downstream
     if up.success:
@@ -187,8 +191,8 @@ def _finish(crossing: Crossing) -> list[Observation]:
             return [_lost(f"the upstream finished {up.reason}; downstream it failed {down.code}")]
         want, got = _turn(up, crossing.source), _turn(down, crossing.to)
         if want != got:
-            said = "" if want == up.reason else f" ({up.reason} with tool calls)"
-            return [_lost(f"finish: upstream {want}{said}, downstream {down.reason}")]
+            shown = (_said(want, up.reason), _said(got, down.reason))
+            return [_lost(f"finish: upstream {shown[0]}, downstream {shown[1]}")]
         return [_held(f"finish {want}")]
     mapping = FINISH_CROSSINGS.get(up.code or "")
     if mapping is None:
