@@ -123,9 +123,10 @@ def _text(crossing: Crossing) -> list[Observation]:
     if order[0] == order[1]:
         return seen
     differs = f"blocks in the order upstream {order[0]}, downstream {order[1]}"
-    if carries(crossing.to, "block order"):
+    if carries(crossing.source, "block order") and carries(crossing.to, "block order"):
         return [*seen, _lost(differs)]
-    return [*seen, _unexpressed("block order", crossing.to, differs)]
+    lacking = crossing.to if not carries(crossing.to, "block order") else crossing.source
+    return [*seen, _unexpressed("block order", lacking, differs)]
 
 
 # --- GW-2 tool calls -------------------------------------------------------------------

@@ -207,6 +207,7 @@ def test_block_order_counts_only_where_the_downstream_can_order_blocks() -> None
     down = _success(TextBlock(text="ab"), call, reason="tool-calls")
     assert _judged(up, down, MESSAGES, CHAT)["GW-1"] == "info"
     assert _judged(up, down, MESSAGES, RESPONSES)["GW-1"] == "fail"
+    assert _judged(down, up, CHAT, MESSAGES)["GW-1"] == "info"  # chat never said the order
 
 
 def test_arguments_equal_as_json_and_renamed_ids_are_kept_meaning() -> None:
