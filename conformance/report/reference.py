@@ -8,13 +8,11 @@ it judges), so the reference shows where each rule is tested.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
-from ..gateway.crossing import CROSSING_RULES, CrossingRule
-from ..gateway.meaning_map import FINISH_CROSSINGS, SLOTS
 from ..invariants import CATALOGUE, Invariant
 from ..options import bundled_fixtures
 from ..quirks import QUIRK_TAG_PREFIX, QUIRKS, Quirk
@@ -68,12 +66,12 @@ invariant that owns it; the others are `n/a` with a pointer to it. What differs 
 """
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
     """``text`` safe inside a Markdown table cell."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _fixture_list(scenarios: Iterable[Scenario]) -> str:
+def fixture_list(scenarios: Iterable[Scenario]) -> str:
     return ", ".join(f"`{scenario.id}`" for scenario in scenarios) or "none bundled"
 
 
@@ -82,9 +80,9 @@ def _exercising(invariant: Invariant, scenarios: Sequence[Scenario]) -> str:
     an invariant with a scope, how many fixtures it judges."""
     tagged = [scenario for scenario in scenarios if invariant.id in scenario.tags]
     if invariant.scope is None:
-        return _fixture_list(tagged)
+        return fixture_list(tagged)
     judged = sum(1 for scenario in scenarios if invariant.scope.applies(scenario))
-    provoking = f"; tagged as provoking it: {_fixture_list(tagged)}" if tagged else ""
+    provoking = f"; tagged as provoking it: {fixture_list(tagged)}" if tagged else ""
     return f"{invariant.scope.summary} ({judged} bundled){provoking}"
 
 
@@ -105,73 +103,31 @@ def _invariant_section(invariant: Invariant, scenarios: Sequence[Scenario]) -> l
     ]
 
 
-_CROSSING_HEADER = """\
-## GW: Gateways across dialects
-
-Judged by `conformance gateway` when the upstream and downstream dialects are not both
-chat-completions: the upstream attempt's canonical outcome (the oracle's reading of the
-scenario) against the gateway's answer read by the downstream dialect's oracle reader. The
-answer is also held to the downstream wire's own rules (`conformance lint`: W, AN-W, RS-W).
-What the downstream wire has no place for is `info` ("not expressible"), never a failure:
-"""
-
-
-def _crossing_section(rule: CrossingRule, scenarios: Sequence[Scenario]) -> list[str]:
-    tagged = [scenario for scenario in scenarios if rule.id in scenario.tags]
-    return [
-        f"### {rule.id}",
-        "",
-        rule.statement,
-        "",
-        f"- **Why it matters:** {rule.rationale}",
-        f"- **Level:** {rule.level}",
-        f"- **Source:** {rule.source}",
-        f"- **Fixtures:** {_fixture_list(tagged)}",
-        "",
-    ]
-
-
-def _meaning_map() -> list[str]:
-    """The meaning map's data as two tables: the slots, then the non-success finishes."""
-    lines = ["| aspect | carried by | elsewhere |", "| --- | --- | --- |"]
-    for aspect, slot in SLOTS.items():
-        carried = ", ".join(f"`{dialect}`" for dialect in sorted(slot.carried_by))
-        lines.append(f"| {aspect} | {carried} | {_cell(slot.elsewhere)} |")
-    lines += [
-        "",
-        "| finish | reads as, per downstream | read as a success |",
-        "| --- | --- | --- |",
-    ]
-    for code, crossing in FINISH_CROSSINGS.items():
-        reads = ", ".join(
-            f"`{dialect}` {' or '.join(sorted(codes)) or 'not expressible'}"
-            for dialect, codes in crossing.reads_as.items()
-        )
-        lines.append(f"| {code} | {reads} | {crossing.as_success} breach |")
-    return [*lines, ""]
-
-
 def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
     tagged = [scenario for scenario in scenarios if QUIRK_TAG_PREFIX + quirk.id in scenario.tags]
     urls = sorted({url for scenario in tagged for url in scenario.provenance.urls})
     contests = ", ".join(sorted(quirk.contests))
     return [
         f"| {quirk.id} | `{quirk.name}` | {quirk.level or '—'} | {contests or '—'} "
-        f"| {_readings(quirk)} | {_cell(quirk.summary)} | {_fixture_list(tagged)} "
+        f"| {_readings(quirk)} | {cell(quirk.summary)} | {fixture_list(tagged)} "
         f"| {' '.join(f'<{url}>' for url in urls) or '—'} |"
     ]
 
 
 def _readings(quirk: Quirk) -> str:
     """The readings a quirk admits besides the oracle's, as a table cell."""
-    named = [f"`{reading}`: {_cell(ALT_READINGS[reading])}" for reading in quirk.readings]
+    named = [f"`{reading}`: {cell(ALT_READINGS[reading])}" for reading in quirk.readings]
     if quirk.unbounded:
         named.append("any (a reading the oracle cannot make)")
     return "; ".join(named) or "—"
 
 
-def render_invariant_reference() -> str:
-    """The Markdown text of ``docs/invariants.md``: every invariant, then every quirk."""
+def render_invariant_reference(
+    sections: Callable[[Sequence[Scenario]], list[str]] | None = None,
+) -> str:
+    """The Markdown text of ``docs/invariants.md``: every invariant, the lines ``sections``
+    writes from the bundled fixtures (the gateway's rules, from a floor above), then every
+    quirk."""
     scenarios = sorted(load_fixtures([bundled_fixtures()]), key=lambda scenario: scenario.id)
     lines = [_HEADER, _OWNERSHIP]
     family = ""
@@ -180,9 +136,7 @@ def render_invariant_reference() -> str:
             family = family_of(invariant_id)
             lines += [f"## {family}: {FAMILY_TITLES.get(family, family)}", ""]
         lines += _invariant_section(CATALOGUE[invariant_id], scenarios)
-    lines += [_CROSSING_HEADER, *_meaning_map()]
-    for rule in CROSSING_RULES.values():
-        lines += _crossing_section(rule, scenarios)
+    lines += sections(scenarios) if sections else []
     lines += [
         "## Provider quirks",
         "",
