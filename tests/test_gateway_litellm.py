@@ -1,10 +1,13 @@
 """LiteLLM's proxy as a real gateway: started on loopback with the fake provider as its one
 upstream (``openai/scenario/*`` at http://127.0.0.1:PORT/v1) and judged by ``conformance
-gateway`` over the whole corpus. Only in ``tox -e gateway-litellm``, which installs
-``litellm[proxy]`` and writes the report to reports/gateway-litellm/."""
+gateway`` over the whole corpus; then across dialects, each direction it serves among
+chat-completions, Anthropic Messages and OpenAI Responses, the upstream dialect chosen by
+the route's provider. Only in ``tox -e gateway-litellm``, which installs ``litellm[proxy]``
+and writes the reports to reports/gateway-litellm/ (one folder per direction)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -19,7 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from conformance.cli import main
+from conformance.options import default_request
 from conformance.results import RunResult
+from fakeprovider.dialects import DIALECTS, DialectId
 
 pytestmark = [
     pytest.mark.skipif(
@@ -38,16 +43,48 @@ def _free_port() -> int:
         return port
 
 
+# Per upstream dialect, LiteLLM's provider that speaks it and the base it is given. Each is a
+# wildcard route: model <route>/scenario/<id> goes upstream as scenario/<id>, which the fake
+# provider plays (the chat route keeps its old name, scenario/*).
+UPSTREAM_ROUTES: dict[str, tuple[str, str]] = {
+    # route prefix: (LiteLLM provider/model prefix, base path)
+    "": ("openai/", "/v1"),
+    "an/": ("anthropic/", ""),
+    # A chat-only provider (hosted_vllm/ speaks Responses too, deepseek/ Anthropic): every
+    # endpoint goes through LiteLLM's translation to chat.
+    "cc/": ("lm_studio/", "/v1"),
+}
+# The directions judged across dialects: (upstream, downstream, the route that gives it).
+# A Responses upstream is left out: LiteLLM 1.108.7 sent its upstream Responses requests
+# without stream: true (the fake provider's request log), then could not read the stream
+# it was answered (each case a 500 "OpenAIException - event: response.created ...", or no
+# answer at all); why it does not stream for these models is not known yet.
+DIRECTIONS: tuple[tuple[DialectId, DialectId, str], ...] = (
+    ("chat-completions", "anthropic-messages", "cc/"),
+    ("chat-completions", "openai-responses", "cc/"),
+    ("anthropic-messages", "chat-completions", "an/"),
+    ("anthropic-messages", "anthropic-messages", "an/"),
+    ("anthropic-messages", "openai-responses", "an/"),
+)
+
+
+def _route(prefix: str, upstream_port: int) -> str:
+    provider, base = UPSTREAM_ROUTES[prefix]
+    lines = [
+        f'  - model_name: "{prefix}scenario/*"',
+        "    litellm_params:",
+        f'      model: "{provider}scenario/*"',
+        f'      api_base: "http://127.0.0.1:{upstream_port}{base}"',
+        '      api_key: "sk-fake-upstream"',
+    ]
+    return "\n" + "\n".join(lines)
+
+
 def _config(upstream_port: int, master_key: str) -> str:
-    # One wildcard route: model scenario/<id> goes upstream as scenario/<id>, which the fake
-    # provider plays. LiteLLM's own retries are off so each case is one upstream attempt.
+    # LiteLLM's own retries are off so each case is one upstream attempt.
+    routes = "".join(_route(prefix, upstream_port) for prefix in UPSTREAM_ROUTES)
     return f"""
-model_list:
-  - model_name: "scenario/*"
-    litellm_params:
-      model: "openai/scenario/*"
-      api_base: "http://127.0.0.1:{upstream_port}/v1"
-      api_key: "sk-fake-upstream"
+model_list:{routes}
 litellm_settings:
   num_retries: 0
   request_timeout: 20
@@ -125,11 +162,56 @@ def test_litellm_proxy_through_conformance_gateway(
             assert rule not in verdicts or verdicts[rule].verdict == "pass", (case_id, rule)
 
 
+@pytest.mark.parametrize(
+    ("upstream", "downstream", "route"),
+    DIRECTIONS,
+    ids=[f"{up}-to-{down}" for up, down, _ in DIRECTIONS],
+)
+def test_litellm_proxy_across_dialects(
+    litellm_proxy: tuple[str, int, str],
+    tmp_path: Path,
+    upstream: DialectId,
+    downstream: DialectId,
+    route: str,
+) -> None:
+    url, upstream_port, key = litellm_proxy
+    out = _report_dir(tmp_path) / f"{upstream}--{downstream}"
+    arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(upstream_port)]
+    arguments += ["--upstream-dialect", upstream, "--downstream-dialect", downstream]
+    arguments += ["--model", f"{route}scenario/{{id}}", "--api-key", key]
+    arguments += ["--name", f"LiteLLM proxy {upstream} -> {downstream}", "--idle-timeout", "3"]
+    arguments += ["--jobs", "4", "--report", str(out)]
+
+    _warm_up(url, route, downstream, key)
+    invoked = CliRunner().invoke(main, arguments)
+
+    assert invoked.exit_code in (0, 1), invoked.output  # 1: LiteLLM changed some meaning
+    result = RunResult.from_json((out / "results.json").read_bytes())
+    (out / "findings.md").write_text(findings_note(result), encoding="utf-8")
+    assert all(case.status == "completed" for case in result.cases)
+    # The route carried the scenarios through the proxy to the fake upstream.
+    reached = sum(case.gateway["upstream_requests"] >= 1 for case in result.cases)
+    assert reached >= len(result.cases) // 2, invoked.output
+
+
+def _warm_up(url: str, route: str, downstream: DialectId, key: str) -> None:
+    """One request down the route first: LiteLLM loads a provider's code on its first call,
+    which takes longer than a case's idle timeout (its upstream is not up yet: any answer)."""
+    request = default_request(downstream) | {"model": f"{route}scenario/warm-up"}
+    endpoint = f"{url}/{DIALECTS[downstream].endpoint}"
+    headers = {"authorization": f"Bearer {key}", "x-api-key": key}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(endpoint, json=request, headers=headers, timeout=60.0)
+
+
 def findings_note(result: RunResult) -> str:
     """What the run found, per rule: the hazards LiteLLM introduced, the meaning it changed."""
     lines = [f"# {result.adapter.get('name')}: {len(result.cases)} cases", ""]
     totals = ", ".join(f"{count} {verdict}" for verdict, count in result.counts().items())
     lines += [f"Verdicts: {totals}.", ""]
+    unsent = [case.case for case in result.cases if not case.gateway["upstream_requests"]]
+    if unsent:
+        lines += [f"Never called the upstream ({len(unsent)}): {', '.join(unsent)}.", ""]
     for entry in result.catalogue:
         rule = str(entry["id"])
         flagged = [

@@ -6,6 +6,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from ..gateway.reference import crossing_reference
 from ..invariants import CATALOGUE
 from ..report.reference import render_invariant_reference
 from ..verdicts import CONTRACTS, reading_order
@@ -23,7 +24,7 @@ def list_invariants(markdown: bool) -> None:
     """Print the invariant catalogue in reading order: each invariant's level under each
     contract, what it states and why it matters."""
     if markdown:
-        click.echo(render_invariant_reference(), nl=False)
+        click.echo(render_invariant_reference(crossing_reference), nl=False)
         return
     table = Table(
         "id",

@@ -60,6 +60,21 @@ from .outputs import Output, Writes, check_outputs, write_outputs
     show_default=True,
     help="Port of the fake upstream; the gateway's upstream is http://127.0.0.1:PORT/v1.",
 )
+@click.option(
+    "--upstream-dialect",
+    type=click.Choice(DIALECT_IDS),
+    default=DEFAULT_DIALECT,
+    show_default=True,
+    help="The wire the fake upstream speaks: the scenarios of this dialect are run.",
+)
+@click.option(
+    "--downstream-dialect",
+    type=click.Choice(DIALECT_IDS),
+    default=DEFAULT_DIALECT,
+    show_default=True,
+    help="The wire the gateway serves: each request is POSTed to its endpoint in its shape "
+    "and the answer read as it.",
+)
 @fixtures_option
 @select_option
 @click.option(
@@ -80,6 +95,8 @@ from .outputs import Output, Writes, check_outputs, write_outputs
 def gateway(
     gateway_url: str,
     upstream_port: int,
+    upstream_dialect: DialectId,
+    downstream_dialect: DialectId,
     fixture_paths: tuple[Path, ...],
     select: str | None,
     model_prefix: str,
@@ -99,13 +116,16 @@ def gateway(
     Meaning (M rules, MUST): the reference adapter reads the gateway's answer as the oracle
     reads the upstream's. Wire hazards (W rules, SHOULD): the lint of `conformance lint`;
     a hazard the upstream already had is info, one the gateway introduced is non-strict.
+    Across dialects (any pair but chat-completions both ways), the GW rules (MUST) compare
+    the two canonical readings through the meaning map: what the downstream wire cannot
+    carry is info, what it can and the gateway lost fails; the answer must also keep the
+    downstream wire's lint rules (AN-W, RS-W).
     The gateway must answer (any HTTP status to GET .../models) before the run starts.
     Exits 0 only when no verdict is a failure; 130 or 143 when SIGINT or SIGTERM stopped
     it, the cases that ended written, marked interrupted.
     """
     check_outputs(Output("--json", json_path), Output("--report", report_dir, directory=True))
-    # The gateway mode reads chat-completions downstream alone so far.
-    scenarios = selected_scenarios(fixture_paths, select, dialects=(DEFAULT_DIALECT,))
+    scenarios = selected_scenarios(fixture_paths, select, dialects=(upstream_dialect,))
     options = GatewayOptions(
         gateway_url=gateway_url,
         upstream_port=upstream_port,
@@ -116,6 +136,8 @@ def gateway(
         timeout_s=timeout,
         strict=strict,
         name=name,
+        upstream_dialect=upstream_dialect,
+        downstream_dialect=downstream_dialect,
     )
     try:
         asyncio.run(check_gateway(options))

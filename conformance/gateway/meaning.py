@@ -50,12 +50,12 @@ def _rule(id: str, statement: str, check: MeaningCheck) -> MeaningRule:
     )
 
 
-def _calls(blocks: Sequence[Block]) -> list[ToolCallBlock]:
+def tool_calls(blocks: Sequence[Block]) -> list[ToolCallBlock]:
     return [block for block in blocks if isinstance(block, ToolCallBlock)]
 
 
 def _identity(sides: _Sides) -> Judgement | None:
-    expected, observed = _calls(sides.expected.blocks), _calls(sides.observed.blocks)
+    expected, observed = tool_calls(sides.expected.blocks), tool_calls(sides.observed.blocks)
     if not sides.both_succeeded or not (expected or observed):
         return None
     want = [(call.id, call.name) for call in expected]
@@ -66,7 +66,7 @@ def _identity(sides: _Sides) -> Judgement | None:
 
 
 def _arguments(sides: _Sides) -> Judgement | None:
-    expected, observed = _calls(sides.expected.blocks), _calls(sides.observed.blocks)
+    expected, observed = tool_calls(sides.expected.blocks), tool_calls(sides.observed.blocks)
     if not sides.both_succeeded or not (expected or observed):
         return None
     want, got = [call.arguments for call in expected], [call.arguments for call in observed]
@@ -149,10 +149,16 @@ def _error_class(sides: _Sides) -> Judgement | None:
             f"the upstream's failure ({expected.code}) reached the client as a success: "
             f"{observed.describe()}"
         )
-    if observed.code == expected.code:
-        return held(f"failure {expected.code}")
-    retryable = (expected.code in DEFAULT_RETRYABLE_CODES, observed.code in DEFAULT_RETRYABLE_CODES)
-    change = f"failure {expected.code} reached the client as {observed.code}"
+    return failure_class_change(expected.code, observed.code)
+
+
+def failure_class_change(expected: str | None, observed: str | None) -> Judgement:
+    """A failure passed on: held with its code, weaker with another of the same
+    retryability, breached when a retryable failure became final or the reverse."""
+    if observed == expected:
+        return held(f"failure {expected}")
+    retryable = (expected in DEFAULT_RETRYABLE_CODES, observed in DEFAULT_RETRYABLE_CODES)
+    change = f"failure {expected} reached the client as {observed}"
     if retryable[0] == retryable[1]:
         kind = "retryable" if retryable[0] else "final"
         return weaker(f"{change} (still {kind})")

@@ -1,6 +1,12 @@
 """Gateway mode: the fake provider as the upstream, each scenario's request sent through the
 gateway, the re-emitted stream judged for meaning and wire hazards.
 
+Chat-completions both ways is judged by the M rules on the reference adapter's reading of
+the answer, and chat's W rules. Any other pair of dialects (the fake provider speaks the
+upstream one, the request and the answer are in the downstream one) is judged by the GW
+rules on the two canonical readings, through the meaning map, and the downstream wire's
+own lint rules.
+
 The gateway is configured with one upstream base URL, ``http://127.0.0.1:PORT/v1``; each
 request names its scenario by ``model`` (``scenario/<id>``) and the ``x-scenario-id``
 header, whichever the gateway passes through. If the gateway retries upstream itself, its
@@ -18,25 +24,38 @@ from typing import Any
 
 import httpx
 
+from fakeprovider.dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from fakeprovider.redaction import redacted_headers
 from fakeprovider.registry import ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
+from ..adapters.reference.wires import WIRES
 from ..codes import ConformanceError
 from ..invariants.evidence import ObservedAttempt
 from ..kept import Kept
-from ..lint import RULES, Finding, LintResult, attempt_wire, lint
+from ..lint import (
+    MESSAGES_RULES,
+    RESPONSES_RULES,
+    RULES,
+    Finding,
+    LintResult,
+    LintRule,
+    attempt_wire,
+    lint,
+)
 from ..options import default_request
-from ..oracle import expected_attempt
-from ..results import CaseResult, RunInterruption, RunResult, suite_version
+from ..oracle import ExpectedAttempt, expected_attempt
+from ..results import CaseResult, InvariantVerdict, RunInterruption, RunResult, suite_version
 from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
 from ..run.runner import MAX_RUN_BYTES, not_run_detail
 from ..run.schedule import CaseSchedule, run_scheduled
 from ..verdicts import CatalogueEntry
 from .capture import GatewayCapture, capture_response
+from .crossing import CROSSING_RULES, crossing_verdicts, judge_crossing
+from .downstream import downstream_attempt
 from .meaning import MEANING_RULES, judge_meaning
 from .outcome import gateway_events
 from .verdicts import hazard_verdicts, meaning_verdicts
@@ -49,6 +68,13 @@ JUDGE_CAPABILITIES = {
     "usage": True,
     "retry": False,
     "error_codes": True,
+}
+
+# Each wire's lint rules, which a gateway's answer in that dialect must satisfy.
+WIRE_RULES: dict[DialectId, dict[str, LintRule]] = {
+    "chat-completions": RULES,
+    "anthropic-messages": MESSAGES_RULES,
+    "openai-responses": RESPONSES_RULES,
 }
 
 
@@ -64,14 +90,21 @@ class GatewayOptions:
     timeout_s: float = 30.0
     strict: bool = False
     name: str = ""  # how reports name the gateway; default its URL
+    upstream_dialect: DialectId = DEFAULT_DIALECT  # what the fake provider speaks
+    downstream_dialect: DialectId = DEFAULT_DIALECT  # what the request and answer are in
 
     def request_model(self, scenario_id: str) -> str:
         template = self.model if self.model is not None else self.model_prefix + "{id}"
         return template.replace("{id}", scenario_id)
 
     @property
-    def completions_url(self) -> str:
-        return self.gateway_url.rstrip("/") + "/chat/completions"
+    def request_url(self) -> str:
+        return f"{self.gateway_url.rstrip('/')}/{DIALECTS[self.downstream_dialect].endpoint}"
+
+    @property
+    def crossing(self) -> bool:
+        """Judged across dialects (GW rules): any pair but chat-completions both ways."""
+        return (self.upstream_dialect, self.downstream_dialect) != (DEFAULT_DIALECT,) * 2
 
 
 class GatewayUnreachableError(ConformanceError):
@@ -92,9 +125,13 @@ async def check_gateway(options: GatewayOptions) -> None:
         ) from error
 
 
-def catalogue() -> list[CatalogueEntry]:
-    entries = [rule.describe() for rule in MEANING_RULES.values()]
-    return entries + [rule.describe() for rule in RULES.values()]
+def catalogue(options: GatewayOptions | None = None) -> list[CatalogueEntry]:
+    """The rules a gateway run judges: chat's M and W, or the GW and the downstream's lint."""
+    if options is None or not options.crossing:
+        entries = [rule.describe() for rule in MEANING_RULES.values()]
+        return entries + [rule.describe() for rule in RULES.values()]
+    entries = [rule.describe() for rule in CROSSING_RULES.values()]
+    return entries + [rule.describe() for rule in WIRE_RULES[options.downstream_dialect].values()]
 
 
 async def run_gateway(
@@ -157,22 +194,25 @@ async def run_gateway(
             "gateway_url": options.gateway_url,
             "upstream": upstream,
             "model": options.request_model("{id}"),
+            "upstream_dialect": options.upstream_dialect,
+            "downstream_dialect": options.downstream_dialect,
             "idle_timeout_s": options.idle_timeout_s,
             "timeout_s": options.timeout_s,
             "strict": options.strict,
         },
         started_at=started,
         finished_at=_now(),
-        catalogue=catalogue(),
+        catalogue=catalogue(options),
         cases=[case for case in cases if case is not None],
         interrupted=RunInterruption.by(stopped, len(scenarios)),
     )
 
 
 def _request(scenario: Scenario, options: GatewayOptions) -> tuple[bytes, dict[str, str]]:
-    request = default_request() | {"model": options.request_model(scenario.id)}
-    headers = {
-        "authorization": f"Bearer {options.api_key}",
+    request = default_request(options.downstream_dialect)
+    request["model"] = options.request_model(scenario.id)
+    credentials = WIRES[options.downstream_dialect].auth_headers(options.api_key)
+    headers = {name.lower(): value for name, value in credentials.items()} | {
         "content-type": "application/json",
         "accept": "text/event-stream",
         "accept-encoding": "identity",  # the lint reads the bytes as the gateway sent them
@@ -193,7 +233,7 @@ async def _judge_case(
     kept = Kept()
     capture = await capture_response(
         client,
-        options.completions_url,
+        options.request_url,
         body,
         headers,
         idle_timeout_s=options.idle_timeout_s,
@@ -202,18 +242,35 @@ async def _judge_case(
     )
     requests = await registry.settled(scenario.id)
     served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
-    expected = expected_attempt(scenario, served, now=time.time())
-    observed = ObservedAttempt(1, tuple(gateway_events(capture)))
-    upstream = attempt_wire(scenario.attempt(served)).lint(include_usage=True)
+    now = time.time()
+    expected = expected_attempt(scenario, served, now=now)
+    # Across dialects each body is linted as its dialect; chat both ways as it always was,
+    # the wire read from the body.
+    crossing = options.crossing
+    upstream_wire = attempt_wire(scenario.attempt(served), scenario.dialect if crossing else None)
+    upstream = upstream_wire.lint(include_usage=True)
     gateway = lint(
         capture.body,
         status=capture.status,
         ending=capture.ending,
         include_usage=True,
         upstream_failed=upstream.failed,
+        dialect=options.downstream_dialect if crossing else None,
     )
-    verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
-    verdicts |= hazard_verdicts(upstream, gateway, strict=options.strict)
+    hazards = hazard_verdicts(
+        upstream, gateway, strict=options.strict, rules=WIRE_RULES[options.downstream_dialect]
+    )
+    if crossing:
+        downstream = downstream_attempt(capture, options.downstream_dialect, now=now)
+        events: list[dict[str, Any]] = []
+        verdicts = _crossing_verdicts(expected, downstream, options) | hazards
+        reading = {"downstream": downstream.summary()}
+    else:
+        observed = ObservedAttempt(1, tuple(gateway_events(capture)))
+        events = [event.model_dump(mode="json", exclude_none=True) for event in observed.events]
+        verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
+        verdicts |= hazards
+        reading = {}
     result = CaseResult(
         case=scenario.id,
         title=scenario.title,
@@ -223,7 +280,7 @@ async def _judge_case(
         detail=_detail(capture, len(requests)),
         duration_s=capture.duration_s,
         verdicts=verdicts,
-        events=[event.model_dump(mode="json", exclude_none=True) for event in observed.events],
+        events=events,
         expected={"attempts": [expected.summary()]},
         # The gateway's credentials for its upstream are its operator's: never in a report.
         requests=[
@@ -232,13 +289,14 @@ async def _judge_case(
         ],
         scenario=scenario.model_dump(mode="json"),
         gateway={
-            "url": options.completions_url,
+            "url": options.request_url,
             "request_headers": [list(pair) for pair in redacted_headers(headers.items())],
             "upstream_attempt": served,
             "upstream_requests": len(requests),
             "capture": capture.to_json(),
             "lint": {"upstream": _findings(upstream), "gateway": _findings(gateway)},
-        },
+        }
+        | reading,
         cut=dict(kept.cut),
     )
     return result, kept.bytes
@@ -260,6 +318,15 @@ def _not_run(scenario: Scenario) -> CaseResult:
         requests=[],
         scenario=scenario.model_dump(mode="json"),
     )
+
+
+def _crossing_verdicts(
+    upstream: ExpectedAttempt, downstream: ExpectedAttempt, options: GatewayOptions
+) -> dict[str, InvariantVerdict]:
+    judged = judge_crossing(
+        upstream, downstream, options.upstream_dialect, options.downstream_dialect
+    )
+    return crossing_verdicts(judged, strict=options.strict)
 
 
 def _detail(capture: GatewayCapture, upstream_requests: int) -> str:

@@ -8,9 +8,10 @@ a stream), and a hazard passed through unchanged is recorded as info.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from ..invariants import Judgement
-from ..lint import RULES, Finding, LintResult
+from ..lint import RULES, Finding, LintResult, LintRule
 from ..results import InvariantVerdict
 from ..verdicts import verdict_for
 from .meaning import MEANING_RULES
@@ -32,18 +33,23 @@ def meaning_verdicts(
 
 
 def hazard_verdicts(
-    upstream: LintResult, gateway: LintResult, *, strict: bool
+    upstream: LintResult,
+    gateway: LintResult,
+    *,
+    strict: bool,
+    rules: Mapping[str, LintRule] = RULES,
 ) -> dict[str, InvariantVerdict]:
-    """SHOULD rules, for every rule either stream exercised."""
+    """The downstream wire's ``rules`` (chat's W rules by default, SHOULD), for every rule
+    either stream exercised."""
     verdicts = {}
-    for rule_id in RULES:
+    for rule_id in rules:
         if rule_id not in upstream.exercised | gateway.exercised:
             continue
         theirs, ours = upstream.of(rule_id), gateway.of(rule_id)
         introduced = _introduced(theirs, ours)
         if introduced:
             verdict = InvariantVerdict(
-                verdict=verdict_for(RULES[rule_id].level, held=False, weaker=False, strict=strict),
+                verdict=verdict_for(rules[rule_id].level, held=False, weaker=False, strict=strict),
                 reason=f"introduced by the gateway: {_listed(introduced)}",
             )
         elif ours:

@@ -8,7 +8,7 @@ round. Besides the outcome it records the *features* of the wire (an identity re
 """
 
 from .agreement import Disagreement, expect_disagreements, outcome_expect
-from .expect import expected_attempt, expected_outcome
+from .expect import expected_attempt, expected_outcome, received_attempt
 from .http_errors import classify_status, error_detail, retry_after_ms
 from .outcome import SUCCESS_REASONS, ExpectedAttempt, ExpectedOutcome
 from .readers import map_usage, sse_events, sse_payloads
@@ -37,6 +37,7 @@ __all__ = [
     "expected_outcome",
     "map_usage",
     "outcome_expect",
+    "received_attempt",
     "retry_after_ms",
     "retry_decision",
     "sse_events",

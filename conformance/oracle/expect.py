@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import time
 
+from fakeprovider.dialects import DialectId
 from fakeprovider.playback import stream_plan
-from fakeprovider.scenario import ErrorAttempt, FaultAttempt, Scenario, StreamAttempt
+from fakeprovider.scenario import (
+    ErrorAttempt,
+    FaultAttempt,
+    Scenario,
+    StreamAttempt,
+    StreamResponse,
+)
+from fakeprovider.wire import Ending, WirePlan
 
 from ..codes import TIMEOUT, TRANSPORT
 from ..verdicts import AltReading
-from .http_errors import _http_error, _status_failure
+from .http_errors import _http_error, status_failure
 from .outcome import ExpectedAttempt, ExpectedOutcome
 from .readers import READERS, read_body
 from .retrying import AnyRetryPolicy, retry_decision
@@ -66,5 +74,26 @@ def _stream(
     response = attempt.stream
     plan = stream_plan(attempt)  # what the provider plays, not a second encoding
     if not 200 <= response.status < 300:
-        return _status_failure(number, response.status, response.headers, plan.body, now)
+        return status_failure(number, response.status, response.headers, plan.body, now)
     return read_body(READERS[scenario.dialect](response, alt), plan, number)
+
+
+# A body received from elsewhere (a gateway) has no scenario steps: no framing feature to
+# record, nothing scripted after its terminal event.
+_RECEIVED = StreamResponse(steps=())
+
+
+def received_attempt(
+    dialect: DialectId,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    ending: Ending,
+    *,
+    now: float,
+) -> ExpectedAttempt:
+    """The attempt a response received whole reads as, spoken in ``dialect``: an error
+    status classified (H1), a 2xx body read by the dialect's reader as one of its own."""
+    if not 200 <= status < 300:
+        return status_failure(1, status, headers, body, now)
+    return read_body(READERS[dialect](_RECEIVED, None), WirePlan(body, ending=ending), 1)

@@ -111,7 +111,7 @@ def _header(headers: dict[str, str], name: str) -> str:
 
 
 def _http_error(number: int, response: ErrorResponse, now: float) -> ExpectedAttempt:
-    failure = _status_failure(number, response.status, response.headers, error_body(response), now)
+    failure = status_failure(number, response.status, response.headers, error_body(response), now)
     if response.retry_after_date_in_s is None:
         return failure
     # A date the provider renders at send time: the wait it asks for, whenever that is.
@@ -122,7 +122,7 @@ def _http_error(number: int, response: ErrorResponse, now: float) -> ExpectedAtt
     )
 
 
-def _status_failure(
+def status_failure(
     number: int, status: int, headers: dict[str, str], body: bytes, now: float
 ) -> ExpectedAttempt:
     code = classify_status(status, error_detail(body))

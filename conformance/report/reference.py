@@ -8,7 +8,7 @@ it judges), so the reference shows where each rule is tested.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
@@ -67,7 +67,7 @@ invariant that owns it; the others are `n/a` with a pointer to it. What differs 
 """
 
 
-def _fixture_list(scenarios: Iterable[Scenario]) -> str:
+def fixture_list(scenarios: Iterable[Scenario]) -> str:
     return ", ".join(f"`{scenario.id}`" for scenario in scenarios) or "none bundled"
 
 
@@ -76,9 +76,9 @@ def _exercising(invariant: Invariant, scenarios: Sequence[Scenario]) -> str:
     an invariant with a scope, how many fixtures it judges."""
     tagged = [scenario for scenario in scenarios if invariant.id in scenario.tags]
     if invariant.scope is None:
-        return _fixture_list(tagged)
+        return fixture_list(tagged)
     judged = sum(1 for scenario in scenarios if invariant.scope.applies(scenario))
-    provoking = f"; tagged as provoking it: {_fixture_list(tagged)}" if tagged else ""
+    provoking = f"; tagged as provoking it: {fixture_list(tagged)}" if tagged else ""
     return f"{invariant.scope.summary} ({judged} bundled){provoking}"
 
 
@@ -105,7 +105,7 @@ def _quirk_rows(quirk: Quirk, scenarios: Sequence[Scenario]) -> list[str]:
     contests = ", ".join(sorted(quirk.contests))
     return [
         f"| {quirk.id} | `{quirk.name}` | {quirk.level or '—'} | {contests or '—'} "
-        f"| {_readings(quirk)} | {markdown_text(quirk.summary)} | {_fixture_list(tagged)} "
+        f"| {_readings(quirk)} | {markdown_text(quirk.summary)} | {fixture_list(tagged)} "
         f"| {' '.join(map(markdown_url, urls)) or '—'} |"
     ]
 
@@ -118,8 +118,12 @@ def _readings(quirk: Quirk) -> str:
     return "; ".join(named) or "—"
 
 
-def render_invariant_reference() -> str:
-    """The Markdown text of ``docs/invariants.md``: every invariant, then every quirk."""
+def render_invariant_reference(
+    sections: Callable[[Sequence[Scenario]], list[str]] | None = None,
+) -> str:
+    """The Markdown text of ``docs/invariants.md``: every invariant, the lines ``sections``
+    writes from the bundled fixtures (the gateway's rules, from a floor above), then every
+    quirk."""
     scenarios = sorted(load_fixtures([bundled_fixtures()]), key=lambda scenario: scenario.id)
     lines = [_HEADER, _OWNERSHIP]
     family = ""
@@ -128,6 +132,7 @@ def render_invariant_reference() -> str:
             family = family_of(invariant_id)
             lines += [f"## {family}: {FAMILY_TITLES.get(family, family)}", ""]
         lines += _invariant_section(CATALOGUE[invariant_id], scenarios)
+    lines += sections(scenarios) if sections else []
     lines += [
         "## Provider quirks",
         "",
