@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,8 +105,22 @@ def follow_up_problems(dialect: DialectId, first: FirstTurn, body: bytes) -> tup
     """What the real API would refuse in this next request, given what the first turn gave."""
     seen = replayed(dialect, body)
     return (
-        *_pairing_problems(first, seen),
-        *_history_problems(first, seen),
+        *_id_problems(
+            "pairing",
+            seen.results,
+            first,
+            "a tool result's id",
+            "call {call} has no tool result",
+            "call {call} has {times} tool results",
+        ),
+        *_id_problems(
+            "history",
+            seen.calls,
+            first,
+            "a replayed call's id",
+            "the replayed turn leaves out call {call}",
+            "the replayed turn has call {call} {times} times",
+        ),
         *_replay_problems(first, seen),
     )
 
@@ -233,41 +248,21 @@ def _unknown_id(value: object, first: FirstTurn, what: str) -> str:
     return f"{what} {shown(value)} is no id the stream gave (it gave {given})"
 
 
-def _pairing_problems(first: FirstTurn, seen: Replayed) -> list[Problem]:
+def _id_problems(
+    rule: Rule, values: Sequence[object], first: FirstTurn, what: str, missing: str, repeated: str
+) -> list[Problem]:
+    """Each of the first turn's calls once among ``values`` (the results' ids, or the
+    replayed calls'), and nothing else there: ``missing``/``repeated`` say how one was not."""
     ids = {call.id for call in first.calls}
     problems = [
-        Problem("pairing", _unknown_id(value, first, "a tool result's id"))
-        for value in seen.results
-        if value not in ids
+        Problem(rule, _unknown_id(value, first, what)) for value in values if value not in ids
     ]
-    counts = Counter(value for value in seen.results if value in ids)
+    counts = Counter(value for value in values if value in ids)
     for call in first.calls:
-        if counts[call.id] == 0:
-            problems.append(Problem("pairing", f"call {shown(call.id)} has no tool result"))
-        elif counts[call.id] > 1:
-            times = counts[call.id]
-            problems.append(Problem("pairing", f"call {shown(call.id)} has {times} tool results"))
-    return problems
-
-
-def _history_problems(first: FirstTurn, seen: Replayed) -> list[Problem]:
-    ids = {call.id for call in first.calls}
-    problems = [
-        Problem("history", _unknown_id(value, first, "a replayed call's id"))
-        for value in seen.calls
-        if value not in ids
-    ]
-    counts = Counter(value for value in seen.calls if value in ids)
-    for call in first.calls:
-        if counts[call.id] == 0:
-            problems.append(
-                Problem("history", f"the replayed turn leaves out call {shown(call.id)}")
-            )
-        elif counts[call.id] > 1:
-            times = counts[call.id]
-            problems.append(
-                Problem("history", f"the replayed turn has call {shown(call.id)} {times} times")
-            )
+        times = counts[call.id]
+        if times != 1:
+            template = missing if times == 0 else repeated
+            problems.append(Problem(rule, template.format(call=shown(call.id), times=times)))
     return problems
 
 

@@ -6,8 +6,8 @@ blocks with one realistic loss: the stream was read right, the history sent back
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from conformance.adapters.reference.next_request import next_request
 from conformance.events import (
@@ -18,15 +18,19 @@ from conformance.events import (
     ToolCallBlock,
 )
 
+_B = TypeVar("_B", ReasoningBlock, ToolCallBlock)
+
+
+def _each(blocks: Sequence[Block], kind: type[_B], change: Callable[[_B], _B]) -> list[Block]:
+    """``blocks`` with every one of ``kind`` changed: one loss, the rest as assembled."""
+    return [change(block) if isinstance(block, kind) else block for block in blocks]
+
 
 def signature_dropped_on_replay(
     dialect: ProtocolDialect, request: dict[str, Any], blocks: Sequence[Block], turn: FollowUpTurn
 ) -> dict[str, Any]:
     """Thinking blocks go back without their signature (re-serialised history, B1/B2/B8)."""
-    unsigned = [
-        block.model_copy(update={"signature": None}) if isinstance(block, ReasoningBlock) else block
-        for block in blocks
-    ]
+    unsigned = _each(blocks, ReasoningBlock, lambda b: b.model_copy(update={"signature": None}))
     return next_request(dialect, request, unsigned, turn)
 
 
@@ -34,12 +38,11 @@ def item_id_as_call_id(
     dialect: ProtocolDialect, request: dict[str, Any], blocks: Sequence[Block], turn: FollowUpTurn
 ) -> dict[str, Any]:
     """A Responses call is echoed under its item id (fc_…) for its call_id (G17, G18)."""
-    echoed = [
-        block.model_copy(update={"id": block.item_id})
-        if isinstance(block, ToolCallBlock) and block.item_id is not None
-        else block
-        for block in blocks
-    ]
+    echoed = _each(
+        blocks,
+        ToolCallBlock,
+        lambda b: b if b.item_id is None else b.model_copy(update={"id": b.item_id}),
+    )
     return next_request(dialect, request, echoed, turn)
 
 
@@ -47,12 +50,7 @@ def encrypted_content_dropped_on_replay(
     dialect: ProtocolDialect, request: dict[str, Any], blocks: Sequence[Block], turn: FollowUpTurn
 ) -> dict[str, Any]:
     """Reasoning items go back by id alone, their encrypted_content left out (G24, G25)."""
-    bare = [
-        block.model_copy(update={"encrypted_content": None})
-        if isinstance(block, ReasoningBlock)
-        else block
-        for block in blocks
-    ]
+    bare = _each(blocks, ReasoningBlock, lambda b: b.model_copy(update={"encrypted_content": None}))
     return next_request(dialect, request, bare, turn)
 
 
