@@ -49,6 +49,8 @@ from .console import VERDICT_STYLE, terminal, transient_progress, visible
 from .heap import setup_frozen
 from .options import (
     SetupError,
+    adapter_cmd_option,
+    adapter_target_option,
     contract_option,
     exit_judged,
     fixtures_or_exit,
@@ -65,8 +67,8 @@ _TRANSPORTS: dict[str, Transport | None] = {
     "loopback": "loopback",
 }
 _ADAPTER_OPTIONS = (
-    click.option("--adapter", "adapter_target", help="Python adapter: module:factory."),
-    click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol)."),
+    adapter_target_option,
+    adapter_cmd_option,
     click.option(
         "--transport",
         type=click.Choice(sorted(_TRANSPORTS)),

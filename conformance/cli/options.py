@@ -81,6 +81,20 @@ def document_exit_codes(command: click.Command) -> None:
             document_exit_codes(subcommand)
 
 
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # Left out, the bundled reference adapter runs: an empty value (an unset shell variable)
+    # must not quietly stand for it and pass a gate.
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give the adapter, or leave the option out")
+    return value
+
+
+adapter_target_option = click.option(
+    "--adapter", "adapter_target", callback=_not_blank, help="Python adapter: module:factory."
+)
+adapter_cmd_option = click.option(
+    "--adapter-cmd", callback=_not_blank, help="Subprocess adapter command (JSON Lines protocol)."
+)
 select_option = click.option(
     "-k", "select", default=None, help="Only cases whose id contains this text."
 )

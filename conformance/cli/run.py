@@ -28,6 +28,8 @@ from .heap import setup_frozen
 from .options import (
     InputError,
     SetupError,
+    adapter_cmd_option,
+    adapter_target_option,
     contract_option,
     dialect_option,
     fixtures_option,
@@ -43,8 +45,8 @@ from .outputs import Output, Writes, check_outputs, write_outputs
 
 
 @click.command()
-@click.option("--adapter", "adapter_target", help="Python adapter: module:factory.")
-@click.option("--adapter-cmd", help="Subprocess adapter command (JSON Lines protocol).")
+@adapter_target_option
+@adapter_cmd_option
 @fixtures_option
 @select_option
 @click.option(

@@ -51,6 +51,8 @@ def test_a_conformant_run_exits_0_and_a_failing_one_1(fixture: Path) -> None:
         ("run", "--fixtures", "{fixture}", "--transport", "in-process", "--adapter-cmd", REFERENCE),
         ("replay", "{empty}"),
         ("gateway", "--gateway-url", "http://127.0.0.1:9/v1", "--upstream-port", "99999"),
+        ("run", "--fixtures", "{fixture}", "--adapter-cmd", " "),
+        ("replay", "{fixture}", "--adapter", ""),
     ],
     ids=[
         "option",
@@ -65,6 +67,8 @@ def test_a_conformant_run_exits_0_and_a_failing_one_1(fixture: Path) -> None:
         "in-process-subprocess",
         "replay-no-case",
         "port-out-of-range",
+        "blank-adapter-cmd",
+        "blank-adapter",
     ],
 )
 def test_usage_and_input_errors_exit_2(
