@@ -30,7 +30,7 @@ from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
 from .fixtures import fixture_yaml
 from .forwarding import ForwardingError, forwarded_url, upstream_origin
-from .hosts import url_host
+from .hosts import http_origin
 from .listening import ListeningServer
 from .playback import request_model
 from .recording import (
@@ -172,7 +172,7 @@ class RecordingProxy(ListeningServer):
 
     @property
     def root_url(self) -> str:
-        return f"http://{url_host(self.host)}:{self.port}"
+        return http_origin(self.host, self.port)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         exchange = asyncio.current_task()
