@@ -20,8 +20,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import FakeProviderError
-from .scenario import LONE_SURROGATE, Scenario, StreamAttempt, lone_surrogate_at
+from .scenario import Scenario, StreamAttempt
 from .shown import controls_shown
+from .surrogates import LONE_SURROGATE, lone_surrogate_at
 from .wire import EncodeError, encode_stream
 
 Location = tuple[str | int, ...]

@@ -25,15 +25,14 @@ from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
-    LONE_SURROGATE,
     SCENARIO_ID_PATTERN,
     ErrorAttempt,
     FaultAttempt,
     Scenario,
     StreamAttempt,
-    lone_surrogate_at,
 )
 from .sends import Run, coalesced, scripted
+from .surrogates import LONE_SURROGATE, lone_surrogate_at
 from .wire import (
     EncodeError,
     WirePlan,
