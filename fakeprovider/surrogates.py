@@ -10,6 +10,7 @@ from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\[uU]0{0,4}[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode())
 
 
 def lone_surrogate_at(data: Any, source: str | bytes) -> tuple[str | int, ...] | None:
@@ -17,8 +18,8 @@ def lone_surrogate_at(data: Any, source: str | bytes) -> tuple[str | int, ...] |
     in a key or a string, which no UTF-8 can carry (the stream could not be encoded, nor
     the scenario saved); None if nowhere. Only an escape (``"\\ud800"``) makes one, so
     ``data`` is walked only when ``source`` has such an escape."""
-    text = source.decode("latin-1") if isinstance(source, bytes) else source  # escapes: ASCII
-    if not _SURROGATE_ESCAPE.search(text):
+    escape = _SURROGATE_ESCAPE_BYTES if isinstance(source, bytes) else _SURROGATE_ESCAPE
+    if not escape.search(source):  # type: ignore[arg-type]  # str with str, bytes with bytes
         return None
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
     while stack:
