@@ -44,7 +44,7 @@ def predicted_invariants(scenario: Scenario, options: RunOptions) -> list[str]:
 
 
 def _exercised(invariant: Invariant, evidence: Evidence) -> bool:
-    if not invariant.covers(evidence.scenario):
+    if not invariant.covers(evidence.scenario.dialect):
         return False
     try:
         return invariant.check(evidence) is not None

@@ -4,8 +4,9 @@ assembled outcome of each attempt, the provider's request log and the oracle's v
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakeprovider.registry import RequestRecord
@@ -54,11 +55,12 @@ class ObservedAttempt:
     number: int
     events: tuple[Event, ...]
 
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
+    # Each checker asks these again, and a long stream has thousands of events: read once.
+    @functools.cached_property
+    def finishes(self) -> tuple[Finish, ...]:
+        return tuple(e for e in self.events if isinstance(e, Finish))
 
-    @property
+    @functools.cached_property
     def thrown(self) -> Thrown | None:
         return next((e for e in self.events if isinstance(e, Thrown)), None)
 
@@ -67,18 +69,18 @@ class ObservedAttempt:
         finishes = self.finishes
         return finishes[0] if finishes else None
 
-    @property
+    @functools.cached_property
     def retry(self) -> Retry | None:
         return next((e for e in self.events if isinstance(e, Retry)), None)
 
-    @property
-    def usages(self) -> list[Usage]:
-        return [e for e in self.events if isinstance(e, Usage)]
+    @functools.cached_property
+    def usages(self) -> tuple[Usage, ...]:
+        return tuple(e for e in self.events if isinstance(e, Usage))
 
-    @property
-    def blocks(self) -> list[Block]:
+    @functools.cached_property
+    def blocks(self) -> tuple[Block, ...]:
         """Assembled blocks, in the order their block-ends arrived."""
-        return [e.block for e in self.events if isinstance(e, BlockEnd)]
+        return tuple(e.block for e in self.events if isinstance(e, BlockEnd))
 
     @property
     def failed(self) -> bool:
@@ -269,13 +271,11 @@ def split_attempts(events: tuple[Event, ...]) -> tuple[ObservedAttempt, ...]:
 # --- comparing outcomes ---------------------------------------------------------------
 
 
-def texts(
-    blocks: list[Block] | tuple[Block, ...], kind: type[TextBlock | ReasoningBlock]
-) -> list[str]:
+def texts(blocks: Sequence[Block], kind: type[TextBlock | ReasoningBlock]) -> list[str]:
     return [b.text for b in blocks if isinstance(b, kind)]
 
 
-def tool_calls(blocks: list[Block] | tuple[Block, ...]) -> list[ToolCallBlock]:
+def tool_calls(blocks: Sequence[Block]) -> list[ToolCallBlock]:
     return [b for b in blocks if isinstance(b, ToolCallBlock)]
 
 
@@ -420,7 +420,7 @@ def other_reading(observed: ObservedAttempt, expected: ExpectedAttempt) -> bool:
 
 
 def blocks_differences(
-    observed: list[Block], expected: tuple[Block, ...], capabilities: Capabilities
+    observed: tuple[Block, ...], expected: tuple[Block, ...], capabilities: Capabilities
 ) -> Iterator[Difference]:
     kinds: list[tuple[Aspect, type[TextBlock | ReasoningBlock]]] = [("text", TextBlock)]
     if capabilities.reasoning:

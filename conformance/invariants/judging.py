@@ -29,6 +29,7 @@ together (INVARIANTS.md, "Contracts"):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -121,12 +122,20 @@ def framing_in_question(evidence: Evidence) -> bool:
 
 
 def _checked(evidence: Evidence) -> dict[str, tuple[Invariant, Judgement]]:
+    dialect = evidence.scenario.dialect
     return {
-        id: (CATALOGUE[id], judgement)
-        for id in documented_order(CATALOGUE)
-        if CATALOGUE[id].covers(evidence.scenario)
-        and (judgement := CATALOGUE[id].check(evidence)) is not None
+        id: (invariant, judgement)
+        for id in _in_documented_order(tuple(CATALOGUE))
+        if (invariant := CATALOGUE[id]).covers(dialect)
+        and (judgement := invariant.check(evidence)) is not None
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _in_documented_order(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The catalogue's ids sorted once, not once per case (keyed by the ids themselves, so
+    an entry added or replaced is seen)."""
+    return tuple(documented_order(ids))
 
 
 def _weighed(evidence: Evidence, judged: Judged, strict: bool) -> dict[str, tuple[Verdict, str]]:

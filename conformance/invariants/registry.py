@@ -109,8 +109,8 @@ class Invariant(RuleInfo):
     # all; a rule of one wire's own grammar ([DONE], message_stop) covers that one.
     dialects: tuple[DialectId, ...] = DIALECT_IDS
 
-    def covers(self, scenario: Scenario) -> bool:
-        return scenario.dialect in self.dialects
+    def covers(self, dialect: DialectId) -> bool:
+        return dialect in self.dialects
 
     def level_in(self, contract: Contract) -> Level:
         return (self.interop or self.level) if contract == "interop" else self.level
