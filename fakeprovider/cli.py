@@ -205,7 +205,7 @@ def serve(
 
 async def _serve(server: FakeProviderServer, port: int, interruption: Interruption) -> None:
     async with _listening(server, server.host, port):
-        root = f"http://{server.host}:{server.port}"
+        root = server.root_url
         click.echo(f"fakeprovider listening on {root}")
         if server.coalesce:
             click.echo("load mode: each run of writes between pauses is sent as one write")

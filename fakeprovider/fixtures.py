@@ -22,8 +22,9 @@ import yaml
 from pydantic import BaseModel
 
 from .errors import FakeProviderError
-from .scenario import LONE_SURROGATE, Scenario, StreamAttempt, lone_surrogate_at
+from .scenario import Scenario, StreamAttempt
 from .shown import controls_shown
+from .surrogates import LONE_SURROGATE, lone_surrogate_at
 from .validating import InvalidScenarioError, validate_scenario
 from .wire import EncodeError, encode_stream
 

@@ -20,6 +20,12 @@ LOCAL_NAME = "localhost"
 _WILDCARDS = ("", "0.0.0.0", "::")
 
 
+def http_origin(host: str, port: int) -> str:
+    """``http://HOST:PORT`` of a server bound to ``host`` and ``port``: every such URL the
+    provider prints or hands out is made here, so an IPv6 host is always in brackets."""
+    return f"http://{url_host(host)}:{port}"
+
+
 def url_host(host: str) -> str:
     """The host to put in a URL for a server bound to ``host``: a wildcard bind is reached
     on loopback, an IPv6 address goes in brackets."""

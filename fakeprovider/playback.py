@@ -26,15 +26,14 @@ from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from .errors import FakeProviderError
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
 from .scenario import (
-    LONE_SURROGATE,
     SCENARIO_ID_PATTERN,
     ErrorAttempt,
     FaultAttempt,
     Scenario,
     StreamAttempt,
-    lone_surrogate_at,
 )
 from .sends import Run, coalesced, scripted
+from .surrogates import LONE_SURROGATE, lone_surrogate_at
 from .validating import InvalidScenarioError, validate_scenario
 from .wire import (
     EncodeError,
@@ -345,13 +344,34 @@ def _stream_playback(attempt: StreamAttempt) -> Playback:
         plan = encode_stream(response)
     except EncodeError as error:
         raise PlaybackError(str(error)) from None
-    if plan.ending == "disconnect" and response.framing.transfer == "close":
-        # Without chunked coding, closing the connection is how the body ends.
-        plan = dataclasses.replace(plan, ending="close")
+    if response.framing.transfer == "close":
+        plan = _ended_by_closing(plan)
     headers = stream_headers(response)
     playback = Playback(response.status, tuple(headers), plan, response.framing.transfer)
     _STREAM_PLAYBACKS.put(attempt, playback)
     return playback
+
+
+def _ended_by_closing(plan: WirePlan) -> WirePlan:
+    # Without chunked coding, closing the connection is how the body ends.
+    return dataclasses.replace(plan, ending="close") if plan.ending == "disconnect" else plan
+
+
+def for_http_1_0(answer: Answer) -> Answer:
+    """``answer`` as an HTTP/1.0 client may be sent it: RFC 9112 §6.1 forbids chunked
+    coding in a response to one, so a chunked stream is delimited by the close instead
+    (``connection: close``, no length: the body is the stream, sent as it is made)."""
+    playback = answer.response
+    if not isinstance(playback, Playback) or playback.framing != "chunked":
+        return answer
+    kept = [
+        (name, value)
+        for name, value in playback.headers
+        if name.lower() not in ("transfer-encoding", "connection")
+    ]
+    headers = (*kept, ("connection", "close"))
+    closed = Playback(playback.status, headers, _ended_by_closing(playback.plan), "close")
+    return dataclasses.replace(answer, response=closed)
 
 
 def check_playable(scenario: Scenario) -> None:

@@ -33,7 +33,7 @@ from .errors import FakeProviderError
 from .files import write_atomic
 from .fixtures import fixture_text_problems, fixture_yaml
 from .forwarding import ForwardingError, forwarded_url, upstream_origin
-from .hosts import url_host
+from .hosts import http_origin
 from .listening import ListeningServer
 from .playback import request_model
 from .recording import (
@@ -219,7 +219,7 @@ class RecordingProxy(ListeningServer):
 
     @property
     def root_url(self) -> str:
-        return f"http://{url_host(self.host)}:{self.port}"
+        return http_origin(self.host, self.port)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         exchange = asyncio.current_task()

@@ -574,40 +574,6 @@ class RetryPolicyOverride(_Model):
         return self
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_ESCAPE = re.compile(r"\\[uU]0{0,4}[dD][89a-fA-F]")
-
-
-def lone_surrogate_at(data: Any, source: str | bytes) -> tuple[str | int, ...] | None:
-    """Where ``data``, parsed from ``source`` (JSON or YAML text), holds a lone surrogate
-    in a key or a string, which no UTF-8 can carry (the stream could not be encoded, nor
-    the scenario saved); None if nowhere. Only an escape (``"\\ud800"``) makes one, so
-    ``data`` is walked only when ``source`` has such an escape."""
-    text = source.decode("latin-1") if isinstance(source, bytes) else source  # escapes: ASCII
-    if not _SURROGATE_ESCAPE.search(text):
-        return None
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        location, value = stack.pop()
-        if isinstance(value, str) and _SURROGATE.search(value):
-            return location
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(key, str) and _SURROGATE.search(key):
-                    return (*location, key)
-                stack.append(((*location, key), item))
-        elif isinstance(value, list):
-            stack += [((*location, position), item) for position, item in enumerate(value)]
-    return None
-
-
-LONE_SURROGATE = (
-    "a lone surrogate (an escape such as \\ud800 without its pair), which no UTF-8 text can "
-    "carry: write the character itself, or both halves of its pair"
-)
-"""Why a lone surrogate is refused, for a person to act on."""
-
-
 class FollowUp(_Model):
     """A two-turn case: what the client is handed to answer the first turn with, and what
     the provider streams back to its next request.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import socket
 import struct
 import threading
@@ -23,7 +24,7 @@ import h11
 
 from .dialects import DEFAULT_DIALECT, DIALECTS
 from .errors import FakeProviderError
-from .hosts import HostCheck, url_host
+from .hosts import HostCheck, http_origin
 from .listening import ListeningServer
 from .playback import (
     DEFAULT_MODEL_PREFIX,
@@ -33,6 +34,7 @@ from .playback import (
     answer_control,
     answer_model_request,
     error_playback,
+    for_http_1_0,
     misdirected,
 )
 from .registry import HowEnded, ScenarioRegistry, UnknownScenarioError
@@ -59,9 +61,13 @@ _log = logging.getLogger(__name__)
 class _Request(NamedTuple):  # a tuple: made per request, the cheapest to make
     method: str
     target: str
+    """In origin form (``/v1/chat/completions?x``), whatever form the client sent."""
     headers: list[tuple[str, str]]
     body: bytes
     keep_alive: bool
+    http_1_0: bool
+    authority: str | None = None
+    """The host of an absolute-form target, which RFC 9112 §3.2.2 puts before ``Host``."""
 
     @property
     def path(self) -> str:
@@ -69,6 +75,8 @@ class _Request(NamedTuple):  # a tuple: made per request, the cheapest to make
 
     @property
     def host(self) -> str | None:
+        if self.authority is not None:
+            return self.authority
         return next((value for name, value in self.headers if name == "host"), None)
 
 
@@ -150,7 +158,7 @@ class FakeProviderServer(ListeningServer):
     @property
     def root_url(self) -> str:
         """``http://HOST:PORT``: the control API lives under it."""
-        return f"http://{url_host(self.host)}:{self.port}"
+        return http_origin(self.host, self.port)
 
     def base_url(self, scenario_id: str) -> str:
         """The OpenAI ``base_url`` that plays ``scenario_id``."""
@@ -362,7 +370,7 @@ class _Connection:
             model_prefix=self._server.model_prefix,
         )
         if answer is not None:
-            return await self._play(answer)
+            return await self._play(for_http_1_0(answer) if request.http_1_0 else answer)
         if not self._server.host_check.allows(request.host, self._server.port):
             return await self._send_response(misdirected(request.host))
         # In a worker thread: validating a 10 MiB upload or writing out a long request log
@@ -602,13 +610,30 @@ def _request(head: h11.Request, body: bytes) -> _Request:
     headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
     connection = ",".join(value for name, value in headers if name == "connection").lower()
     keep_alive = head.http_version == b"1.1" and "close" not in connection
+    target, authority = origin_form(head.target.decode("latin-1"))
     return _Request(
         method=head.method.decode("latin-1"),
-        target=head.target.decode("latin-1"),
+        target=target,
         headers=headers,
         body=body,
         keep_alive=keep_alive,
+        http_1_0=head.http_version == b"1.0",
+        authority=authority,
     )
+
+
+_ABSOLUTE_FORM = re.compile(r"(?i:https?)://(?P<authority>[^/?#]*)(?P<rest>[^#]*)")
+
+
+def origin_form(target: str) -> tuple[str, str | None]:
+    """A request target in origin form, and the authority if it came in absolute form
+    (``http://127.0.0.1:8765/v1/x?y`` is ``/v1/x?y`` at ``127.0.0.1:8765``), which a server
+    must accept (RFC 9112 §3.2.2); any other target as it is, without an authority."""
+    absolute = _ABSOLUTE_FORM.fullmatch(target)
+    if absolute is None:
+        return target, None
+    rest = absolute["rest"]
+    return (rest if rest.startswith("/") else f"/{rest}"), absolute["authority"]
 
 
 # --- a server on its own thread -----------------------------------------------------------

@@ -262,5 +262,5 @@ def _wires(path: Path, dialect: DialectId | None) -> list[tuple[str, Wire]]:
         for problem in error.problems:
             click.echo(str(problem), err=True)
     except (OSError, EncodeError) as error:
-        click.echo(f"{path}: {error}", err=True)
+        click.echo(controls_shown(f"{path}: {error}"), err=True)
     sys.exit(ExitCode.USAGE_ERROR)
