@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def test_serve_on_ipv6_loopback_prints_bracketed_urls() -> None:
             lines = [served.stdout.readline() for _ in range(3)]
         finally:
             served.terminate()
-            assert served.wait(timeout=10) == 0
+            assert served.wait(timeout=10) == 128 + signal.SIGTERM  # stopped as asked
     assert lines[0].startswith("fakeprovider listening on http://[::1]:"), lines
     assert lines[1].startswith("control API: http://[::1]:"), lines
     assert lines[2].startswith("shared base URL: http://[::1]:"), lines
