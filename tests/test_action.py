@@ -35,6 +35,7 @@ ACTION: dict[str, Any] = yaml.safe_load((ROOT / "action.yml").read_text(encoding
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "action.yml")
 PACKAGES = ("fakeprovider", "conformance", "fixtures")
 BASE_PYTHON: str = getattr(sys, "_base_executable", sys.executable)
+SUITE_DEPENDENCIES = ("click", "hypothesis", "jinja2", "pydantic", "typing_extensions")
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 MUTANT = "conformance.adapters.mutants:identity_any_defined"
 # A report directory a shell would run as code if the action pasted it into a script.
@@ -185,6 +186,20 @@ def test_the_action_installs_the_suite_and_fails_the_step_on_a_stale_baseline(
     done, workspace, _ = gate_run
     assert done.outcomes["install"] == 0, done.logs["install"]
     assert done.outputs["install"]["conformance"].endswith("/streamconform-venv/bin/conformance")
+    # The suite's dependencies come from its venv, never from the runner's Python (which here
+    # holds them too, unlike a fresh runner's).
+    venv = Path(done.outputs["install"]["conformance"]).parents[1]
+    imported = subprocess.run(
+        [
+            venv / "bin" / "python",
+            "-c",
+            "".join(f"import {name}; print({name}.__file__)\n" for name in SUITE_DEPENDENCIES),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert all(line.startswith(str(venv)) for line in imported.stdout.splitlines()), imported.stdout
     assert done.outcomes["run"] == 1, done.logs["run"]  # the gate: exit 1 fails the step
     assert "FAILED: 2 known failures (baseline), 0 new, 0 changed, 1 stale;" in done.logs["run"]
     assert not list(workspace.rglob("pwned*"))  # the inputs stayed values
