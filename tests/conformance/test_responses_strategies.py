@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import hypothesis
 import pytest
 import yaml
+from drawing import SHRUNK, drawn
 from hypothesis import given
 
 from conformance import codes
@@ -147,14 +147,6 @@ def test_the_last_attempt_keeps_the_grammar_unless_its_expect_says_it_breaks(
     reads()
 
 
-def drawn(family: str, wanted: Callable[[Scenario], bool]) -> Scenario:
-    return hypothesis.find(
-        family_cases(family, DIALECT),
-        wanted,
-        settings=hypothesis.settings(max_examples=2000, database=None, deadline=None),
-    )
-
-
 def data_of(scenario: Scenario) -> Iterator[dict[str, Any]]:
     return (step.event for step in last_steps(scenario) if isinstance(step, EventStep))
 
@@ -277,10 +269,13 @@ def keepalive_first(scenario: Scenario) -> bool:
 def test_the_families_draw_the_wire_shapes_they_are_for(
     family: str, shape: Callable[[Scenario], bool]
 ) -> None:
-    assert shape(drawn(family, shape))
+    assert shape(drawn(family, DIALECT, shape))
 
 
 def test_a_failure_shrinks_to_a_short_sequential_stream() -> None:
     # Any case that is refused as empty shrinks to response.created, response.completed.
-    found = drawn("E", lambda s: s.expect is not None and s.expect.code == codes.EMPTY_RESPONSE)
+    def empty(scenario: Scenario) -> bool:
+        return scenario.expect is not None and scenario.expect.code == codes.EMPTY_RESPONSE
+
+    found = drawn("E", DIALECT, empty, SHRUNK)
     assert [d["type"] for d in data_of(found)] == ["response.created", "response.completed"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import HealthCheck, Phase, find, given, settings
+from drawing import FIRST_FOUND
+from hypothesis import HealthCheck, find, given, settings
 
 from conformance.adapters.base import PythonAdapterSession
 from conformance.adapters.reference import ReferenceAdapter
@@ -19,8 +20,6 @@ from conformance.strategies.retry import OUTCOMES, retry_cases
 from fakeprovider.scenario import Scenario
 
 OPTIONS = RunOptions(transport="in-process")
-# Finding an example is the point; shrinking it would only cost time.
-FIND = settings(phases=[Phase.generate], database=None, max_examples=2000)
 
 
 def run(scenario: Scenario) -> CaseResult:
@@ -58,7 +57,7 @@ def outcomes_of(scenario: Scenario) -> list[str]:
 
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 def test_every_outcome_is_drawn(outcome: str) -> None:
-    find(retry_cases(), lambda scenario: outcome in outcomes_of(scenario), settings=FIND)
+    find(retry_cases(), lambda scenario: outcome in outcomes_of(scenario), settings=FIRST_FOUND)
 
 
 def test_a_budget_is_retried_through_to_its_end() -> None:
@@ -66,7 +65,7 @@ def test_a_budget_is_retried_through_to_its_end() -> None:
         attempts = conforming(scenario).attempts
         return len(attempts) == 4 and not attempts[-1].success
 
-    find(retry_cases(), exhausted, settings=FIND)
+    find(retry_cases(), exhausted, settings=FIRST_FOUND)
 
 
 def test_a_removed_code_is_drawn_where_it_stops_the_retries() -> None:
@@ -76,7 +75,7 @@ def test_a_removed_code_is_drawn_where_it_stops_the_retries() -> None:
         removed = set(DEFAULT_RETRYABLE_CODES) - set(policy.retryable_codes)
         return final.code in removed and len(scenario.attempts) > final.number
 
-    find(retry_cases(), stopped_by_removal, settings=FIND)
+    find(retry_cases(), stopped_by_removal, settings=FIRST_FOUND)
 
 
 @settings(max_examples=100, deadline=None)
