@@ -319,7 +319,7 @@ def test_put_registers_a_scenario_and_get_returns_it(
 def test_put_rejects_bad_scenarios_readably(
     server: ServerThread, client: httpx.Client, body: bytes, status: int, message_part: str
 ) -> None:
-    response = client.put(f"{server.root_url}/_scenarios/bad-put", content=body)
+    response = client.put(f"{server.root_url}/_scenarios/bad-put", content=body, timeout=30)
 
     assert response.status_code == status
     error = response.json()["error"]
