@@ -8,6 +8,7 @@ path is appended to the upstream's path and their query to its query.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 import httpx
@@ -51,3 +52,17 @@ def forwarded_url(upstream: httpx.URL, target: str) -> httpx.URL:
     raw_path = base_path.rstrip("/") + path + ("?" + "&".join(queries) if queries else "")
     # Only the path and query change: scheme, userinfo, host and port stay the upstream's.
     return upstream.copy_with(raw_path=raw_path.encode("ascii"))
+
+
+_ABSOLUTE_FORM = re.compile(r"(?i:https?)://(?P<authority>[^/?#]*)(?P<rest>[^#]*)")
+
+
+def origin_form(target: str) -> tuple[str, str | None]:
+    """A request target in origin form, and the authority if it came in absolute form
+    (``http://127.0.0.1:8765/v1/x?y`` is ``/v1/x?y`` at ``127.0.0.1:8765``), which a server
+    must accept (RFC 9112 §3.2.2); any other target as it is, without an authority."""
+    absolute = _ABSOLUTE_FORM.fullmatch(target)
+    if absolute is None:
+        return target, None
+    rest = absolute["rest"]
+    return (rest if rest.startswith("/") else f"/{rest}"), absolute["authority"]

@@ -32,7 +32,7 @@ from .dialects import DEFAULT_DIALECT, DIALECTS, DialectId, dialect_of_path
 from .errors import FakeProviderError
 from .files import write_atomic
 from .fixtures import fixture_text_problems, fixture_yaml
-from .forwarding import ForwardingError, forwarded_url, upstream_origin
+from .forwarding import ForwardingError, forwarded_url, origin_form, upstream_origin
 from .hosts import http_origin
 from .listening import ListeningServer
 from .playback import request_model
@@ -82,6 +82,8 @@ class _Request:
     target: str
     headers: list[tuple[str, str]]
     body: bytes = b""
+    # RFC 9112 §6.1: no chunked coding in a response to HTTP/1.0; the close ends the body.
+    chunked_answer: bool = True
 
 
 @dataclass
@@ -278,8 +280,10 @@ class RecordingProxy(ListeningServer):
             ) as response:
                 relay.start(response)
                 save_if_cut()
-                _write_head(writer, response)
-                ending = await _relay_body(response, writer, relay, save_if_cut)
+                _write_head(writer, response, request.chunked_answer)
+                ending = await _relay_body(
+                    response, writer, relay, save_if_cut, request.chunked_answer
+                )
                 return None if relay.saved else relay.recording(unanswered, ending)
         except httpx.ConnectError as error:
             shown = redacted_url(str(url))
@@ -366,21 +370,23 @@ async def _relay_body(
     writer: asyncio.StreamWriter,
     relay: _Relay,
     after_read: Callable[[], None],
+    chunked: bool,
 ) -> ClientEnding:
     """Pass the body on read by read (``after_read`` after recording each); the client
-    sees the upstream's ending too."""
+    sees the upstream's ending too (with a close-delimited body, only a reset shows)."""
     try:
         async for data in response.aiter_raw():
             relay.add(data)
             after_read()
-            writer.write(frame_chunk(data))
+            writer.write(frame_chunk(data) if chunked else data)
             await writer.drain()
     except httpx.TransportError as error:
         ending = transport_ending(error)
         if ending == "reset":
             writer.transport.abort()
         return ending  # without the last chunk: the client sees an incomplete body
-    writer.write(LAST_CHUNK)
+    if chunked:
+        writer.write(LAST_CHUNK)
     with contextlib.suppress(ConnectionError):
         await writer.drain()
     return "complete"
@@ -395,13 +401,14 @@ def transport_ending(error: httpx.TransportError) -> ClientEnding:
     return "reset"
 
 
-def _write_head(writer: asyncio.StreamWriter, response: httpx.Response) -> None:
+def _write_head(writer: asyncio.StreamWriter, response: httpx.Response, chunked: bool) -> None:
     headers = [
         (name, value)
         for name, value in response.headers.multi_items()
         if name.lower() not in _RELAY_DROPPED
     ]
-    headers += [("transfer-encoding", "chunked"), ("connection", "close")]
+    headers += [("transfer-encoding", "chunked")] if chunked else []
+    headers += [("connection", "close")]
     writer.write(encode_head(response.status_code, headers))
 
 
@@ -435,10 +442,14 @@ async def _read_request(
                 writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             parser.receive_data(await reader.read(_READ_SIZE))
         elif isinstance(event, h11.Request):
+            # An absolute-form target is accepted (RFC 9112 §3.2.2) and sent upstream as
+            # its path: the upstream is --upstream's, whatever authority the client named.
+            target, _ = origin_form(event.target.decode("latin-1"))
             request = _Request(
                 event.method.decode("latin-1"),
-                event.target.decode("latin-1"),
+                target,
                 [(n.decode("latin-1"), v.decode("latin-1")) for n, v in event.headers],
+                chunked_answer=event.http_version != b"1.0",
             )
         elif isinstance(event, h11.Data):
             assert request is not None  # h11 emits Request before Data

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import socket
 import struct
 import threading
@@ -24,6 +23,7 @@ import h11
 
 from .dialects import DEFAULT_DIALECT, DIALECTS
 from .errors import FakeProviderError
+from .forwarding import origin_form
 from .hosts import HostCheck, http_origin
 from .listening import ListeningServer
 from .playback import (
@@ -620,20 +620,6 @@ def _request(head: h11.Request, body: bytes) -> _Request:
         http_1_0=head.http_version == b"1.0",
         authority=authority,
     )
-
-
-_ABSOLUTE_FORM = re.compile(r"(?i:https?)://(?P<authority>[^/?#]*)(?P<rest>[^#]*)")
-
-
-def origin_form(target: str) -> tuple[str, str | None]:
-    """A request target in origin form, and the authority if it came in absolute form
-    (``http://127.0.0.1:8765/v1/x?y`` is ``/v1/x?y`` at ``127.0.0.1:8765``), which a server
-    must accept (RFC 9112 §3.2.2); any other target as it is, without an authority."""
-    absolute = _ABSOLUTE_FORM.fullmatch(target)
-    if absolute is None:
-        return target, None
-    rest = absolute["rest"]
-    return (rest if rest.startswith("/") else f"/{rest}"), absolute["authority"]
 
 
 # --- a server on its own thread -----------------------------------------------------------

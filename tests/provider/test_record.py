@@ -26,7 +26,7 @@ from typing import IO
 import httpx
 import pytest
 from pydantic import JsonValue
-from raw_http import post_bytes, split_response
+from raw_http import dechunk, post_bytes, split_response
 
 from conformance.options import bundled_fixtures
 from fakeprovider import proxy
@@ -340,7 +340,7 @@ def test_a_name_that_cannot_prefix_an_id_is_refused(name: str) -> None:
 
 
 def test_a_request_target_never_reaches_another_host(tmp_path: Path) -> None:
-    targets = ["@127.0.0.1:{port}/x", "http://127.0.0.1:{port}/x", "//127.0.0.1:{port}/x"]
+    targets = ["@127.0.0.1:{port}/x", "http://127.0.0.1:{port}//x", "//127.0.0.1:{port}/x"]
     targets += ["127.0.0.1:{port}", "*"]
     with socket.create_server(("127.0.0.1", 0)) as decoy:
         port = decoy.getsockname()[1]
@@ -359,10 +359,44 @@ def test_a_request_target_never_reaches_another_host(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-async def _send_raw(out_dir: Path, requests: list[bytes]) -> list[bytes]:
-    """Each request on its own connection to a proxy whose upstream is never reached."""
+def test_an_absolute_form_target_is_recorded_from_the_upstream_whatever_host_it_names(
+    tmp_path: Path,
+) -> None:
+    # RFC 9112 §3.2.2: a server accepts absolute-form; the proxy sends its path upstream.
+    original = load_fixture(STARTER / "utf8-byte-split.yaml")
+    with socket.create_server(("127.0.0.1", 0)) as decoy:
+        target = f"http://127.0.0.1:{decoy.getsockname()[1]}/{original.id}/v1/chat/completions"
+        with ServerThread(ScenarioRegistry([original])) as server:
+            (answer,) = asyncio.run(_send_raw(tmp_path, [post_bytes(target)], server.root_url))
+        decoy.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            decoy.accept()  # nobody connected to it
+
+    status_line, _, body = split_response(answer)
+    assert status_line == "HTTP/1.1 200 OK"
+    assert b"".join(dechunk(body)) == _replayed_body(original)
+
+
+def test_an_http_1_0_client_gets_the_body_delimited_by_the_close(tmp_path: Path) -> None:
+    # RFC 9112 §6.1: a response to HTTP/1.0 carries no chunked transfer coding.
+    original = load_fixture(STARTER / "utf8-byte-split.yaml")
+    request = post_bytes(f"/{original.id}/v1/chat/completions").replace(b"HTTP/1.1", b"HTTP/1.0")
+    with ServerThread(ScenarioRegistry([original])) as server:
+        (answer,) = asyncio.run(_send_raw(tmp_path, [request], server.root_url))
+
+    status_line, headers, body = split_response(answer)
+    assert status_line == "HTTP/1.1 200 OK"
+    assert "transfer-encoding" not in headers and headers["connection"] == "close"
+    assert body == _replayed_body(original)
+
+
+async def _send_raw(
+    out_dir: Path, requests: list[bytes], upstream: str = "http://127.0.0.1:9"
+) -> list[bytes]:
+    """Each request on its own connection to a proxy (whose upstream is never reached,
+    unless one is given)."""
     answers = []
-    async with RecordingProxy("http://127.0.0.1:9", out_dir) as proxy:
+    async with RecordingProxy(upstream, out_dir) as proxy:
         for request in requests:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
             writer.write(request)
