@@ -56,7 +56,8 @@ class RequestRecord(BaseModel):
 
 
 MAX_LOGGED_REQUESTS = 10_000
-"""The request log keeps the records of the latest this many requests, of all scenarios."""
+"""The request log keeps the records of the latest this many requests, of all scenarios
+(or of each scenario, in a registry made with ``bound_each_scenario``)."""
 MAX_LOGGED_BYTES = 16 * 1024 * 1024
 """...and at most this many bytes of them (path, header names and values, body, as
 received); the oldest records are dropped first, but never the latest one."""
@@ -116,6 +117,7 @@ class _ScenarioState:
     log: deque[_Logged] = field(default_factory=deque)
     attempts: int = 0  # requests since the log was cleared: the next one is attempt + 1
     dropped: int = 0
+    logged_bytes: int = 0  # of the records in log
 
 
 class UnknownScenarioError(FakeProviderError, KeyError):
@@ -126,9 +128,18 @@ UnknownScenario = UnknownScenarioError  # the 0.1.0 name, for callers' sake; goe
 
 
 class ScenarioRegistry:
-    """Thread-safe: the in-process transport may be driven from several threads."""
+    """Thread-safe: the in-process transport may be driven from several threads.
 
-    def __init__(self, scenarios: Iterable[Scenario] = ()) -> None:
+    The log's bounds hold for all scenarios together (a server's, whatever clients
+    register), or with ``bound_each_scenario`` for each scenario's log on its own: a run's
+    cases in flight at once then never drop each other's records, however large or many
+    their requests (the run forgets a case's log once it has read it).
+    """
+
+    def __init__(
+        self, scenarios: Iterable[Scenario] = (), *, bound_each_scenario: bool = False
+    ) -> None:
+        self._bound_each_scenario = bound_each_scenario
         self._lock = threading.Lock()
         self._states: dict[str, _ScenarioState] = {}
         # Every scenario's records in arrival order, the oldest first. Records cleared
@@ -195,9 +206,13 @@ class ScenarioRegistry:
                 follow_up,
             )
             state.log.append(logged)
-            self._arrivals.append(logged)
-            self._logged_bytes += size
-            self._drop_oldest()
+            state.logged_bytes += size
+            if self._bound_each_scenario:
+                self._drop_oldest_of(state)
+            else:
+                self._arrivals.append(logged)
+                self._logged_bytes += size
+                self._drop_oldest()
             if follow_up and scenario.follow_up is not None:
                 return state.attempts, answer_attempt(scenario.dialect, scenario.follow_up.answer)
             return state.attempts, scenario.attempt(state.attempts)
@@ -259,9 +274,11 @@ class ScenarioRegistry:
     def _forget_log(self, state: _ScenarioState) -> None:
         for logged in state.log:
             logged.live = False
-            self._logged_bytes -= logged.size
-        self._cleared += len(state.log)
+        if not self._bound_each_scenario:  # else none of them is in _arrivals
+            self._logged_bytes -= state.logged_bytes
+            self._cleared += len(state.log)
         state.log.clear()
+        state.logged_bytes = 0
         if self._cleared > len(self._arrivals) // 2:  # amortized: as many were cleared
             self._arrivals = deque(logged for logged in self._arrivals if logged.live)
             self._cleared = 0
@@ -275,7 +292,20 @@ class ScenarioRegistry:
             if not oldest.live:
                 self._cleared -= 1
                 continue
-            oldest.live = False  # the oldest of its scenario's log too
-            oldest.state.log.popleft()
-            oldest.state.dropped += 1
             self._logged_bytes -= oldest.size
+            _drop_first(oldest.state)  # the oldest of its scenario's log too
+
+    def _drop_oldest_of(self, state: _ScenarioState) -> None:
+        """Drop the scenario's oldest records past either bound, but never its latest one."""
+        while len(state.log) > MAX_LOGGED_REQUESTS or (
+            state.logged_bytes > MAX_LOGGED_BYTES and len(state.log) > 1
+        ):
+            _drop_first(state)
+
+
+def _drop_first(state: _ScenarioState) -> None:
+    """Drop the oldest record of a scenario's log, counting it as dropped."""
+    oldest = state.log.popleft()
+    oldest.live = False
+    state.logged_bytes -= oldest.size
+    state.dropped += 1

@@ -148,7 +148,7 @@ async def run_gateway(
     interrupted."""
     started = _now()
     upstream_provider = fake_provider(
-        ScenarioRegistry(scenarios),
+        ScenarioRegistry(scenarios, bound_each_scenario=True),
         "loopback",  # the gateway reaches its upstream over the network
         host=options.upstream_host,
         port=options.upstream_port,
@@ -241,6 +241,7 @@ async def _judge_case(
         kept=kept,
     )
     requests = await registry.settled(scenario.id)
+    registry.clear_requests(scenario.id)  # read: only cases in flight hold a log
     served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
     now = time.time()
     expected = expected_attempt(scenario, served, now=now)

@@ -72,7 +72,7 @@ class CaseRunner:
         self._interruption = interruption
         self._loop = asyncio.Runner()
         self._stack = AsyncExitStack()
-        self._registry = ScenarioRegistry()
+        self._registry = ScenarioRegistry(bound_each_scenario=True)
         self._session: AdapterSession | None = None
         self._providers: SessionProvider | None = None
         self.transport: Transport = "loopback"

@@ -131,7 +131,9 @@ async def run_judged(
     judged: list[dict[Contract, CaseResult]] = [{} for _ in scenarios]
     order = dispatch_order(scenarios, policies, session, options, jobs)
     schedule = CaseSchedule(order, MAX_RUN_BYTES)
-    registry = ScenarioRegistry(scenarios)
+    # Each case's log bounded on its own: cases in flight together never push out each
+    # other's records, however large their requests; a log is forgotten once read.
+    registry = ScenarioRegistry(scenarios, bound_each_scenario=True)
 
     def judge_all(observed: Observed) -> dict[Contract, CaseResult]:
         return {c: observed.judged(c, strict=options.strict) for c in contracts}
@@ -378,6 +380,7 @@ async def _observe_once(
     run = await session.run_case(case, provider.client)
     duration = time.monotonic() - begun
     requests = await provider.registry.settled(scenario.id)
+    provider.registry.clear_requests(scenario.id)  # read: only cases in flight hold a log
     return observation(session.hello, scenario, case, run, tuple(requests), duration)
 
 

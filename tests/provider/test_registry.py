@@ -116,3 +116,34 @@ def test_clearing_the_log_resets_its_dropped_count_and_frees_its_share() -> None
         log_one(registry, "other")
     assert registry.request_log("other").dropped == 0  # the cleared records took no room
     assert log_one(registry) == 1
+
+
+def test_bounded_each_a_scenario_s_large_requests_never_push_out_another_s() -> None:
+    registry = ScenarioRegistry([SCENARIO, OTHER], bound_each_scenario=True)
+    mebibyte = b"x" * 1024 * 1024
+    log_one(registry, "other", mebibyte)
+    within = MAX_LOGGED_BYTES // len(mebibyte) - 1  # a record is its path and headers too
+    for _ in range(within):
+        log_one(registry, "s", mebibyte)
+
+    assert [record.attempt for record in registry.requests("other")] == [1]
+    kept = registry.request_log("s")
+    assert kept.dropped == 0 and len(kept.records) == within
+    log_one(registry, "s", mebibyte)
+    log_one(registry, "s", mebibyte)  # past its own bound: its own oldest go
+    kept = registry.request_log("s")
+    assert kept.dropped > 0 and kept.records[0].attempt == kept.dropped + 1
+    assert sum(len(base64.b64decode(r.body_base64)) for r in kept.records) <= MAX_LOGGED_BYTES
+    assert registry.request_log("other").dropped == 0
+
+
+def test_bounded_each_a_scenario_s_log_keeps_the_count_bound_and_its_latest_record() -> None:
+    registry = ScenarioRegistry([SCENARIO], bound_each_scenario=True)
+    for _ in range(MAX_LOGGED_REQUESTS + 1):
+        log_one(registry)
+    assert registry.request_log("s").dropped == 1
+    log_one(registry, body=b"x" * (MAX_LOGGED_BYTES + 1))
+    assert [record.attempt for record in registry.requests("s")] == [MAX_LOGGED_REQUESTS + 2]
+    registry.clear_requests("s")
+    assert registry.request_log("s") == ([], 0)
+    assert log_one(registry) == 1
