@@ -53,19 +53,21 @@ def run_signalled(
     to_group: bool = False,
     module: str = "conformance",
     stdout: Path | None = None,
+    stderr: Path | None = None,
 ) -> Stopped:
     """Start ``python -m <module> args`` in a session of its own; once ``started()``
     holds, send ``signals`` (0.2 s apart) to it, or with ``to_group`` to its process group
     (as a terminal's Ctrl-C reaches every process of the foreground job); wait for its
-    exit. ``stdout``: a file for its output, to watch as it runs."""
+    exit. ``stdout``, ``stderr``: files for its output, to watch as it runs."""
     token = secrets.token_hex(8)
     output = None if stdout is None else stdout.open("w")
+    errors = None if stderr is None else stderr.open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", module, *map(str, args)],
         cwd=cwd,
         env={**os.environ, MARKER: token},
         stdout=subprocess.PIPE if output is None else output,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if errors is None else errors,
         text=True,
         start_new_session=True,
     )
@@ -82,15 +84,17 @@ def run_signalled(
                 os.killpg(process.pid, signum)
             else:
                 process.send_signal(signum)
-        out, stderr = process.communicate(timeout=timeout_s)
+        out, err = process.communicate(timeout=timeout_s)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
-        if output is not None:
-            output.close()
+        for file in (output, errors):
+            if file is not None:
+                file.close()
     shown = out if stdout is None else stdout.read_text()
-    return Stopped(process.returncode, shown, stderr, _survivors(token))
+    shown_err = err if stderr is None else stderr.read_text()
+    return Stopped(process.returncode, shown, shown_err, _survivors(token))
 
 
 def lines_in(path: Path, count: int) -> Callable[[], bool]:
@@ -100,6 +104,19 @@ def lines_in(path: Path, count: int) -> Callable[[], bool]:
         return path.exists() and len(path.read_text().splitlines()) >= count
 
     return enough
+
+
+def later(started: Callable[[], bool], seconds: float) -> Callable[[], bool]:
+    """Whether ``seconds`` have passed since ``started()`` first held (for a command whose
+    first output says it began, not how far it got)."""
+    deadline: list[float] = []
+
+    def due() -> bool:
+        if not deadline and started():
+            deadline.append(time.monotonic() + seconds)
+        return bool(deadline) and time.monotonic() >= deadline[0]
+
+    return due
 
 
 def after(seconds: float) -> Callable[[], bool]:

@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from signalled import after, lines_in, run_signalled, sleepy_adapter
+from signalled import after, later, lines_in, run_signalled, sleepy_adapter
 from test_gateway import _free_port as free_port, example_gateway
 
 from conformance.options import bundled_fixtures
@@ -205,10 +205,14 @@ def test_signalled_mutants_show_the_mutants_that_ended() -> None:
 
 
 def test_a_signalled_matrix_column_saves_the_cases_that_ended(tmp_path: Path) -> None:
+    # The column says when its corpus begins (about 9 s of cases on an idle machine, one at
+    # a time); a fixed wait from the start was past its end where the machine was fast.
+    progress = tmp_path / "stderr"
     stopped = run_signalled(
         ["matrix", "column", "openai", "--out", tmp_path, "--jobs", "1"],
-        after(10.0),
+        later(lines_in(progress, 1), 2.0),
         (signal.SIGTERM,),
+        stderr=progress,
     )
     assert stopped.returncode == 143, stopped.stderr
     harness, interop = tmp_path / "openai.harness.json", tmp_path / "openai.interop.json"
