@@ -17,7 +17,9 @@ from .common import judge_attempts, same_outcome
 from .evidence import Evidence, tool_calls
 from .registry import CHAT_ONLY, Judgement, Scope, held, invariant
 
-SOURCE = "README.md#provider-quirks-and-profiles; docs/invariants.md#provider-quirks"
+SOURCE = (
+    "docs/invariants-and-quirks.md#provider-quirks-and-profiles; docs/invariants.md#provider-quirks"
+)
 AMBIGUOUS = Scope(
     "every fixture tagged `level:info`, by quirk in [the table below](#provider-quirks)",
     recorded_only,

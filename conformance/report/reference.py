@@ -31,7 +31,7 @@ sent), the capabilities it needs, where the rule comes from, and the bundled fix
 exercise it: those tagged with its id, or, for a rule judged on every case or every quirk
 fixture, how many those are and the ones tagged as provoking it most. Then the
 [provider quirks](#provider-quirks) the fixtures reproduce. See
-[the README](../README.md#the-invariants) for how verdicts follow from levels, the
+[invariants and quirks](invariants-and-quirks.md) for how verdicts follow from levels, the
 [adapter protocol](adapter-protocol.md) for the events the rules are about, and
 [the fixture format](../fixtures/README.md) for the tags.
 """
