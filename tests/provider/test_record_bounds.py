@@ -10,6 +10,7 @@ import asyncio
 import gzip
 import json
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -286,9 +287,11 @@ def test_saving_a_recording_does_not_hold_up_another_relayed_stream(tmp_path: Pa
     assert saving_meanwhile, "the large save ended before the steady stream: it held it up"
     (steady_saved,) = [s for s in saved if s.dump.read_bytes().count(b"tick") == 40]
     pauses = [step.pause_ms for step in _steps(steady_saved) if isinstance(step, PauseStep)]
-    # 20 ms each as the upstream paced them, give or take what a loaded machine adds: far
-    # from the save's seconds (the pause a save on the event loop recorded).
-    assert len(pauses) >= 20 and max(pauses) < saving_s * 1000 / 4, (pauses, saving_s)
+    # 20 ms each as the upstream paced them, give or take what a loaded machine adds (a
+    # stray quarter second under CI's load): most near 20 ms, none near the save's length
+    # (the pause a save holding the event loop recorded).
+    assert len(pauses) >= 20, pauses
+    assert statistics.median(pauses) < 60 and max(pauses) < saving_s * 1000 / 2, (pauses, saving_s)
 
 
 KILLED_WHILE_SAVING = """
