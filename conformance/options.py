@@ -15,6 +15,7 @@ from fakeprovider.scenario import Scenario
 
 from .codes import DEFAULT_RETRYABLE_CODES, ConformanceError
 from .events import RetryPolicy
+from .spec import LATEST_SPEC, SpecVersion
 from .verdicts import Contract
 
 Transport = Literal["loopback", "in-process"]
@@ -144,6 +145,7 @@ class RunOptions:
     timeout_s: float = 15.0
     strict: bool = False
     contract: Contract = "harness"
+    spec: SpecVersion = LATEST_SPEC  # the spec revision judging: later rules only observed
     transport: Transport = "loopback"
     api_key: str = "sk-test"
     extra: dict[str, Any] = field(default_factory=dict)  # adapter-specific settings

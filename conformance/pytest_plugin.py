@@ -97,6 +97,7 @@ class Settings:
     strict: bool
     transport: Transport
     contract: Contract = "harness"
+    spec: str = ""  # the spec revision judging ("": the latest)
 
     @property
     def adapter_label(self) -> str:
@@ -105,7 +106,18 @@ class Settings:
     def options(self) -> RunOptions:
         from .options import RunOptions
 
-        return RunOptions(strict=self.strict, transport=self.transport, contract=self.contract)
+        return RunOptions(
+            strict=self.strict,
+            transport=self.transport,
+            contract=self.contract,
+            spec=self.spec_version,
+        )
+
+    @property
+    def spec_version(self) -> str:
+        from .spec import LATEST_SPEC
+
+        return self.spec or LATEST_SPEC
 
     def replay(self, case: str) -> str:
         """The ``conformance run`` command that replays one case outside pytest."""
@@ -122,6 +134,8 @@ class Settings:
             words += ["--transport", self.transport]
         if self.contract != "harness":
             words += ["--contract", self.contract]
+        if self.spec:
+            words += ["--spec", self.spec]
         return shlex.join([*words, "-k", case])
 
 
@@ -160,6 +174,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "sent, crashes or hangs.",
     )
     group.addoption(
+        "--conformance-spec",
+        metavar="VERSION",
+        help="Judge by this revision of the spec (default: the latest): rules added after "
+        'it are INFO, reported as "new since VERSION".',
+    )
+    group.addoption(
         "--conformance-transport",
         choices=TRANSPORTS,
         help="How the adapter reaches the fake provider (default: loopback).",
@@ -170,6 +190,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_strict", "Non-strict verdicts fail.", type="bool", default=False)
     parser.addini("conformance_transport", "loopback or in-process.", default="")
     parser.addini("conformance_contract", "harness or interop.", default="")
+    parser.addini("conformance_spec", "The spec revision judging, e.g. 1.1.", default="")
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -188,7 +209,8 @@ def read_settings(config: pytest.Config) -> Settings | None:
         fixtures=_fixture_paths(config),
         strict=bool(config.getoption("conformance_strict") or config.getini("conformance_strict")),
         transport=_transport(config),
-        contract=_contract(config),
+        contract=(contract := _contract(config)),
+        spec=_spec(config, contract),
     )
 
 
@@ -199,6 +221,19 @@ def _contract(config: pytest.Config) -> Contract:
     if chosen not in CONTRACTS:
         raise pytest.UsageError(f"conformance_contract: {chosen!r}, not one of {CONTRACTS}")
     return cast(Contract, chosen)
+
+
+def _spec(config: pytest.Config, contract: Contract) -> str:
+    chosen = config.getoption("conformance_spec") or config.getini("conformance_spec")
+    if not chosen:
+        return ""
+    from .spec import SPEC, UnknownSpecError
+
+    try:
+        SPEC.check_contract(SPEC.known(chosen), contract)
+    except UnknownSpecError as error:
+        raise pytest.UsageError(f"conformance_spec: {error}") from None
+    return str(chosen)
 
 
 def _adapter_choice(config: pytest.Config) -> tuple[str, str]:
@@ -405,7 +440,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from .invariants import CATALOGUE
 
     families = sorted({invariant.family for invariant in CATALOGUE.values()})
-    levels = sorted({invariant.level_in(settings.contract) for invariant in CATALOGUE.values()})
+    judging = settings.contract, settings.spec_version
+    levels = sorted({invariant.level_in(*judging) for invariant in CATALOGUE.values()})
     for family in families:
         config.addinivalue_line("markers", f"{family}: streamconform invariant family {family}")
     for level in levels:
@@ -458,7 +494,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     strict = ", strict" if settings.strict else ""
     return (
         f"streamconform: adapter {settings.adapter_label} "
-        f"({settings.transport}, {settings.contract} contract{strict}); "
+        f"({settings.transport}, {settings.contract} contract, spec {settings.spec_version}"
+        f"{strict}); "
         f"fixtures: {fixtures}"
     )
 
@@ -602,8 +639,9 @@ class ConformanceItem(pytest.Item):
 
         item = cls.from_parent(parent, name=invariant_id, case=parent.name)
         invariant = CATALOGUE.get(invariant_id)
-        contract = _suite(parent.config).settings.contract
-        markers = (invariant.family, invariant.level_in(contract)) if invariant else ()
+        settings = _suite(parent.config).settings
+        level = invariant.level_in(settings.contract, settings.spec_version) if invariant else ""
+        markers = (invariant.family, level) if invariant else ()
         for marker in (ROOT_NAME, *markers):
             item.add_marker(marker)
         return item
@@ -651,7 +689,7 @@ def failure_text(
     from .invariants import CATALOGUE
 
     invariant = CATALOGUE.get(invariant_id)
-    level = invariant.level_in(settings.contract) if invariant else "?"
+    level = invariant.level_in(settings.contract, settings.spec_version) if invariant else "?"
     lines = [f"{invariant_id} ({level}) failed on case {case.case}: {verdict.reason}"]
     if invariant is not None:
         lines.append(f"  invariant: {invariant.statement}")

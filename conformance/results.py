@@ -31,6 +31,7 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict from 3.12 only
 
 from .codes import ConformanceError
+from .spec import UNRECORDED_SPEC, SpecVersion
 from .verdicts import (
     VERDICTS,
     CaseStatus,
@@ -180,6 +181,9 @@ class RunResult(_Result):
     started_at: str
     finished_at: str
     contract: Contract = "harness"  # the contract the verdicts were judged under
+    # The spec revision the verdicts were judged under; a file from before runs recorded
+    # one was judged by 1.2's catalogue.
+    spec: SpecVersion = UNRECORDED_SPEC
     catalogue: list[CatalogueEntry]
     cases: list[CaseResult]
     # Set when a signal stopped the run: the cases then are those that ended before it, and

@@ -166,6 +166,7 @@ class CatalogueEntry(TypedDict):
     rationale: NotRequired[str]  # invariants: why it matters, what a breach costs the user
     levels: NotRequired[dict[str, str]]  # invariants: the level under each contract
     dialects: NotRequired[list[str]]  # invariants: the wires whose cases they judge
+    since: NotRequired[str]  # invariants: the spec revision that added the rule
     quirk_family: NotRequired[str]  # wire-hazard rules: the anchors §3 quirk family
     quirks: NotRequired[list[str]]  # ... and the quirks the rule covers
 

@@ -267,3 +267,23 @@ def test_the_dialects_input_selects_cases_and_a_run_that_cannot_start_uploads_no
     [upload] = done.uploads
     assert upload["path"] == ""  # and its condition, steps.run.outputs.report != '', is false
     assert "steps.run.outputs.report != ''" in upload["if"]
+
+
+def test_the_spec_input_judges_by_that_revision(gate_run: tuple[ActionRun, Path, Path]) -> None:
+    """A gate wired under 1.1 stays green on a rule 1.2 added (AN-C2 here): only observed."""
+    installed, workspace, runner = gate_run
+    inputs = {
+        "adapter": "conformance.adapters.mutants:an_signature_dropped",
+        "spec": "1.1",
+        "dialects": "anthropic-messages",
+        "args": "-k an-thinking-signature --transport in-process",
+        "report-dir": "spec-report",
+    }
+    done = run_action(inputs, workspace, runner, installed)
+    assert done.outcomes == {"run": 0}, done.logs["run"]
+    outputs = done.action_outputs()
+    assert (outputs["gate"], outputs["fail"]) == ("passed", "0")
+    assert int(outputs["info"]) > 0
+    assert ", spec ` 1.1 `" in done.summaries["run"]
+    saved = json.loads((workspace / "spec-report" / "results.json").read_text(encoding="utf-8"))
+    assert saved["spec"] == "1.1"

@@ -9,6 +9,7 @@ from rich.text import Text
 from ..gateway.reference import crossing_reference
 from ..invariants import CATALOGUE
 from ..report.reference import render_invariant_reference
+from ..spec import LATEST_SPEC, SPEC
 from ..verdicts import CONTRACTS, reading_order
 from .console import terminal
 
@@ -29,6 +30,7 @@ def list_invariants(markdown: bool) -> None:
     table = Table(
         "id",
         *CONTRACTS,
+        "since",
         "dialects",
         "needs",
         "statement (why it matters)",
@@ -40,6 +42,7 @@ def list_invariants(markdown: bool) -> None:
         table.add_row(
             invariant.id,
             *(invariant.level_in(contract) for contract in CONTRACTS),
+            SPEC.rule_since.get(invariant.id, LATEST_SPEC),
             ", ".join(invariant.dialects),
             ", ".join(invariant.needs),
             Text(invariant.statement).append(f"\n{invariant.rationale}", style="dim"),

@@ -72,7 +72,8 @@ def print_summary(
     hello = result.adapter
     console.print(
         f"[bold]{visible(str(hello['name']))}[/] {visible(str(hello['version']))} — "
-        f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract"
+        f"{len(result.cases)} cases{_dialect_counts(result)}, {result.contract} contract, "
+        f"spec {visible(result.spec)}"
     )
     print_interrupted(console, result)
     table = Table("invariant", "level", *VERDICTS, title="verdicts per invariant")
@@ -80,7 +81,7 @@ def print_summary(
         if not verbose and not any(counts.values()):
             continue
         known = CATALOGUE.get(invariant_id)
-        level = known.level_in(result.contract) if known else "?"
+        level = known.level_in(result.contract, result.spec) if known else "?"
         cells = [f"[{VERDICT_STYLE[v]}]{counts[v]}[/]" if counts[v] else "·" for v in VERDICTS]
         table.add_row(visible(invariant_id), level, *cells)
     console.print(table)

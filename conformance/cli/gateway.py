@@ -26,6 +26,7 @@ from ..gateway.runner import (
 )
 from ..lint import ALL_RULES, Wire, attempt_wire
 from ..results import RunResult
+from ..spec import LATEST_SPEC
 from ..verdicts import ATTENTION, BY_SEVERITY, Verdict, reading_order
 from .console import (
     VERDICT_STYLE,
@@ -45,6 +46,7 @@ from .options import (
     report_option,
     select_option,
     selected_scenarios,
+    spec_option,
     strict_option,
     timeout_options,
 )
@@ -89,6 +91,7 @@ from .outputs import Output, Writes, check_outputs, write_outputs
 @json_option
 @report_option
 @strict_option
+@spec_option
 @timeout_options(idle=5.0, case=30.0)
 @jobs_option("Requests in flight through the gateway at once, the longest first.")
 @stops_on_signals
@@ -106,6 +109,7 @@ def gateway(
     json_path: Path | None,
     report_dir: Path | None,
     strict: bool,
+    spec: str | None,
     idle_timeout: float,
     timeout: float,
     jobs: int,
@@ -138,6 +142,7 @@ def gateway(
         name=name,
         upstream_dialect=upstream_dialect,
         downstream_dialect=downstream_dialect,
+        spec=spec or LATEST_SPEC,
     )
     try:
         asyncio.run(check_gateway(options))

@@ -31,7 +31,7 @@ from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
 from ..adapters.base import AdapterLoadError
 from ..invariants import CATALOGUE
-from ..options import Transport
+from ..options import RunOptions, Transport
 from ..results import CaseResult
 from ..run.case_runner import GENERATED_OPTIONS, CaseRunner
 from ..run.family_pool import FamilyJob, check_families, check_job, fuzz_settings
@@ -55,6 +55,8 @@ from .options import (
     exit_judged,
     fixtures_or_exit,
     jobs_option,
+    judging_spec,
+    spec_option,
     strict_option,
 )
 from .outputs import Output, Writes, check_outputs
@@ -78,6 +80,7 @@ _ADAPTER_OPTIONS = (
     ),
     strict_option,
     contract_option,
+    spec_option,
 )
 
 
@@ -101,11 +104,13 @@ def _open_runner(
     transport: str,
     strict: bool,
     contract: Contract,
+    spec: str | None,
     interruption: Interruption | None = None,
 ) -> CaseRunner:
     if target and command:
         raise click.UsageError("give --adapter or --adapter-cmd, not both")
-    options = replace(GENERATED_OPTIONS, strict=strict, contract=contract)
+    spec = judging_spec(spec, contract)
+    options = replace(GENERATED_OPTIONS, strict=strict, contract=contract, spec=spec)
     transport_wanted = _TRANSPORTS[transport]
     runner = CaseRunner(
         target, command, options, transport=transport_wanted, interruption=interruption
@@ -160,6 +165,7 @@ def fuzz(
     transport: str,
     strict: bool,
     contract: Contract,
+    spec: str | None,
     chosen: tuple[str, ...],
     dialects: tuple[DialectId, ...],
     profile: str,
@@ -196,12 +202,13 @@ def fuzz(
     # so that closing the session and the workers is never cut short.
     with interruption.deferred(), ExitStack() as stack:
         runner = _open_runner(
-            stack, adapter_target, adapter_cmd, transport, strict, contract, interruption
+            stack, adapter_target, adapter_cmd, transport, strict, contract, spec, interruption
         )
         _line(
             console,
             f"[bold]{visible(runner.session.hello.name)}[/] over {runner.transport}; "
-            f"--hypothesis-profile {profile} --seed {seed} --contract {contract}",
+            f"--hypothesis-profile {profile} --seed {seed} --contract {contract} "
+            f"--spec {runner.options.spec}",
         )
         spoken = runner.session.hello.spoken_dialects
         for dialect in dialects:
@@ -415,6 +422,7 @@ def replay(
     transport: str,
     strict: bool,
     contract: Contract,
+    spec: str | None,
     jobs: int,
 ) -> None:
     """Re-run fixtures, such as a saved failure of `conformance fuzz`; print every verdict.
@@ -427,20 +435,21 @@ def replay(
     console = terminal()
     failed = False
     with ExitStack() as stack:
-        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract)
+        runner = _open_runner(stack, adapter_target, adapter_cmd, transport, strict, contract, spec)
         for result in runner.run_all(scenarios, jobs):
-            _print_verdicts(console, result, contract)
+            _print_verdicts(console, result, runner.options)
             failed = failed or result.worst == "fail"
     exit_judged(failed)
 
 
-def _print_verdicts(console: Console, result: CaseResult, contract: Contract) -> None:
+def _print_verdicts(console: Console, result: CaseResult, options: RunOptions) -> None:
     """One line per verdict, as `conformance run` prints failures."""
     ended = "" if result.status == "completed" else f" ({result.status}: {result.detail})"
     _line(console, f"[bold]{visible(result.case)}[/]{visible(ended)}")
     for name in sorted(result.verdicts, key=reading_order):
         verdict = result.verdicts[name]
-        level = CATALOGUE[name].level_in(contract) if name in CATALOGUE else "?"
+        known = CATALOGUE.get(name)
+        level = known.level_in(options.contract, options.spec) if known else "?"
         reason = f": {visible(verdict.reason)}" if verdict.reason else ""
         _line(
             console,

@@ -24,7 +24,8 @@ from ..results import (
     read_document,
     validated,
 )
-from ..verdicts import CONTRACTS
+from ..spec import LATEST_SPEC, SPEC, UnknownSpecError
+from ..verdicts import CONTRACTS, Contract
 from .console import controls_shown
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -115,6 +116,35 @@ contract_option = click.option(
     help="harness: the notes' invariants and the harness's own rules; interop: fail only "
     "where the adapter loses, corrupts or invents what the provider sent, crashes or hangs.",
 )
+
+
+def _known_spec(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return None if value is None else SPEC.known(value)
+    except UnknownSpecError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+spec_option = click.option(
+    "--spec",
+    callback=_known_spec,
+    metavar="VERSION",
+    help=f"Judge by this revision of the spec ({', '.join(SPEC.versions)}; default "
+    f"{LATEST_SPEC}, or the --baseline's): rules added after it are INFO, reported as "
+    '"new since VERSION".',
+)
+
+
+def judging_spec(spec: str | None, contract: Contract, baseline_spec: str | None = None) -> str:
+    """The revision a run judges by: --spec, else the baseline's (compared under the
+    revision it was written under), else the latest; a usage error where that revision
+    has no such contract."""
+    chosen = spec or baseline_spec or LATEST_SPEC
+    try:
+        SPEC.check_contract(chosen, contract)
+    except UnknownSpecError as error:
+        raise click.UsageError(str(error)) from None
+    return chosen
 
 
 def _usable_cpus() -> int:

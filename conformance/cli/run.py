@@ -21,6 +21,7 @@ from ..report import Baseline, BaselineError, compare_baseline, fails_gate, read
 from ..results import CaseResult, RunResult
 from ..run.case_runner import in_process_capable
 from ..run.runner import run_suite
+from ..spec import SPEC
 from ..verdicts import Contract
 from .ci import summary_option, write_ci_files
 from .console import controls_shown, print_summary, terminal, transient_progress
@@ -35,9 +36,11 @@ from .options import (
     fixtures_option,
     jobs_option,
     json_option,
+    judging_spec,
     report_option,
     select_option,
     selected_scenarios,
+    spec_option,
     strict_option,
     timeout_options,
 )
@@ -60,6 +63,7 @@ from .outputs import Output, Writes, check_outputs, write_outputs
 @report_option
 @strict_option
 @contract_option
+@spec_option
 @click.option(
     "--baseline",
     type=click.Path(path_type=Path),
@@ -112,6 +116,7 @@ def run(
     report_dir: Path | None,
     strict: bool,
     contract: Contract,
+    spec: str | None,
     baseline: Path | None,
     baseline_strict: bool,
     write_baseline: Path | None,
@@ -143,6 +148,7 @@ def run(
         Output("--summary", summary_path),
     )
     known = None if baseline is None else _read_baseline(baseline)
+    spec = judging_spec(spec, contract, None if known is None else known.spec)
     generated: list[Scenario] = []
     if generate:
         from .generate import generated_cases  # Hypothesis loads only for generated cases
@@ -155,6 +161,7 @@ def run(
         timeout_s=timeout,
         strict=strict,
         contract=contract,
+        spec=spec,
         transport=transport,
     )
     # From here on a signal stops the cases, not the command: what ran is still written.
@@ -199,9 +206,15 @@ def run(
 def _read_baseline(path: Path) -> Baseline:
     """The --baseline file, read before the run: a bad one exits 2 with one line."""
     try:
-        return read_baseline(path)
+        known = read_baseline(path)
     except BaselineError as error:
         raise InputError(str(error)) from None
+    if known.spec not in SPEC.versions:  # written by a later suite
+        raise InputError(
+            f"{path}: written under spec {known.spec}, which this suite does not know "
+            f"(it knows {', '.join(SPEC.versions)})"
+        )
+    return known
 
 
 async def _run(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fakeprovider.scenario import Scenario
 
 from ..report.markdown import markdown_text
-from ..report.reference import fixture_list
+from ..report.reference import fixture_list, since_line
 from .crossing import CROSSING_RULES, CrossingRule
 from .meaning_map import FINISH_CROSSINGS, SLOTS
 
@@ -31,6 +31,7 @@ def _crossing_section(rule: CrossingRule, scenarios: Sequence[Scenario]) -> list
         "",
         f"- **Why it matters:** {rule.rationale}",
         f"- **Level:** {rule.level}",
+        since_line(rule.id),
         f"- **Source:** {rule.source}",
         f"- **Fixtures:** {fixture_list(tagged)}",
         "",

@@ -52,13 +52,14 @@ from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
 from ..run.runner import MAX_RUN_BYTES, not_run_detail
 from ..run.schedule import CaseSchedule, run_scheduled
-from ..verdicts import CatalogueEntry
+from ..spec import LATEST_SPEC, SPEC, SpecVersion
+from ..verdicts import CatalogueEntry, RuleInfo
 from .capture import GatewayCapture, capture_response
 from .crossing import CROSSING_RULES, crossing_verdicts, judge_crossing
 from .downstream import downstream_attempt
 from .meaning import MEANING_RULES, judge_meaning
 from .outcome import gateway_events
-from .verdicts import hazard_verdicts, meaning_verdicts
+from .verdicts import hazard_verdicts, meaning_verdicts, observed_only_if_new
 
 # The reference translator judges the gateway's bytes: it reports all of these, and the
 # gateway mode never retries (one request per case, judged as one attempt).
@@ -92,6 +93,7 @@ class GatewayOptions:
     name: str = ""  # how reports name the gateway; default its URL
     upstream_dialect: DialectId = DEFAULT_DIALECT  # what the fake provider speaks
     downstream_dialect: DialectId = DEFAULT_DIALECT  # what the request and answer are in
+    spec: SpecVersion = LATEST_SPEC  # the spec revision judging: later rules only observed
 
     def request_model(self, scenario_id: str) -> str:
         template = self.model if self.model is not None else self.model_prefix + "{id}"
@@ -127,11 +129,17 @@ async def check_gateway(options: GatewayOptions) -> None:
 
 def catalogue(options: GatewayOptions | None = None) -> list[CatalogueEntry]:
     """The rules a gateway run judges: chat's M and W, or the GW and the downstream's lint."""
+    rules: list[RuleInfo]
     if options is None or not options.crossing:
-        entries = [rule.describe() for rule in MEANING_RULES.values()]
-        return entries + [rule.describe() for rule in RULES.values()]
-    entries = [rule.describe() for rule in CROSSING_RULES.values()]
-    return entries + [rule.describe() for rule in WIRE_RULES[options.downstream_dialect].values()]
+        rules = [*MEANING_RULES.values(), *RULES.values()]
+    else:
+        rules = [*CROSSING_RULES.values(), *WIRE_RULES[options.downstream_dialect].values()]
+    spec = LATEST_SPEC if options is None else options.spec
+    entries = [rule.describe() for rule in rules]
+    return [
+        entry | {"level": "INFO"} if SPEC.new_since(spec, entry["id"]) else entry
+        for entry in entries
+    ]
 
 
 async def run_gateway(
@@ -200,6 +208,7 @@ async def run_gateway(
             "timeout_s": options.timeout_s,
             "strict": options.strict,
         },
+        spec=options.spec,
         started_at=started,
         finished_at=_now(),
         catalogue=catalogue(options),
@@ -272,6 +281,7 @@ async def _judge_case(
         verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
         verdicts |= hazards
         reading = {}
+    verdicts = observed_only_if_new(verdicts, options.spec, options.downstream_dialect)
     result = CaseResult(
         case=scenario.id,
         title=scenario.title,

@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
+from fakeprovider.dialects import DialectId
+
 from ..invariants import Judgement
 from ..lint import RULES, Finding, LintResult, LintRule
 from ..results import InvariantVerdict
+from ..spec import SPEC, SpecVersion, observed_reason
 from ..verdicts import verdict_for
 from .meaning import MEANING_RULES
 
@@ -81,3 +84,17 @@ def _introduced(upstream: tuple[Finding, ...], gateway: tuple[Finding, ...]) -> 
 def _listed(findings: tuple[Finding, ...] | list[Finding]) -> str:
     more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
     return f"{findings[0]}{more}"
+
+
+def observed_only_if_new(
+    verdicts: dict[str, InvariantVerdict], spec: SpecVersion, dialect: DialectId
+) -> dict[str, InvariantVerdict]:
+    """The verdicts under revision ``spec``: a rule it does not have (on ``dialect``'s
+    answers) is only observed, info with why."""
+    judged = {}
+    for rule_id, verdict in verdicts.items():
+        new = SPEC.new_since(spec, rule_id, dialect)
+        if new is not None:
+            verdict = InvariantVerdict(verdict="info", reason=observed_reason(new, verdict.reason))
+        judged[rule_id] = verdict
+    return judged

@@ -45,6 +45,7 @@ from ..quirks import (
     contested_aspects,
     unbounded_reading,
 )
+from ..spec import LATEST_SPEC, SpecVersion
 from ..verdicts import CaseStatus, Contract, Cost
 
 
@@ -124,6 +125,7 @@ class Evidence:
     # (``tool-call-delta.id``), whose invariant owns the case's failure.
     invalid_field: str | None = None
     contract: Contract = "harness"  # checkers with an aspect the interop contract only records
+    spec: SpecVersion = LATEST_SPEC  # the spec revision judging: later rules only observed
     timeout_s: float | None = None  # the case's bound, retries included
     # The policy the adapter runs instead of the case's (its hello's `retry_policy`); with
     # one, `policy` is the case's, which the harness contract still judges by.

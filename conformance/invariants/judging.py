@@ -33,6 +33,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..spec import observed_reason
 from ..verdicts import ATTENTION, BY_SEVERITY, CaseStatus, Cost, CostKind, Verdict, reading_order
 from .evidence import Evidence
 from .framing import FRAMING_FEATURES
@@ -163,7 +164,9 @@ def _did_not_complete(evidence: Evidence, judged: Judged) -> dict[str, Finding]:
     owner, status = _status_owner(evidence, judged)
     findings = {id: Finding("n/a", f"the case did not complete; see {owner}") for id in judged}
     cost = Cost(_STATUS_COSTS[evidence.status], evidence.detail or "the adapter never returned")
-    findings[owner] = Finding("fail", status, cost)
+    new = CATALOGUE[owner].new_in(evidence)
+    owned = Finding("fail", status, cost)
+    findings[owner] = owned if new is None else Finding("info", observed_reason(new, status))
     return {id: findings[id] for id in documented_order(findings)}
 
 
@@ -203,13 +206,15 @@ def _explained(
 ) -> dict[str, str]:
     """The breaches that are consequences of another one, with the invariant that owns it;
     ``plain_failing``: what fails on the case's plain-framed twin, when it ran."""
-    # A breach only recorded (in an aspect the quirk contests) is not one of them.
+    # A breach only recorded (in an aspect the quirk contests, or of a rule the spec
+    # revision judging does not have) is not one of them.
     breaches = [
         id
         for id, (invariant, judgement) in judged.items()
         if not judgement.held
         and all(getattr(evidence.capabilities, n) for n in invariant.needs)
         and invariant.contest(judgement, evidence) is None
+        and invariant.new_in(evidence) is None
     ]
     roots = [id for id in breaches if judged[id][1].root_cause]
     if roots:

@@ -16,6 +16,7 @@ from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.scenario import Scenario
 
 from ..quirks import ASPECTS, Aspect
+from ..spec import LATEST_SPEC, SPEC, SpecVersion, observed_reason
 from ..verdicts import (
     CONTRACTS,
     FAMILY_TITLES,
@@ -112,13 +113,26 @@ class Invariant(RuleInfo):
     def covers(self, dialect: DialectId) -> bool:
         return dialect in self.dialects
 
-    def level_in(self, contract: Contract) -> Level:
-        return (self.interop or self.level) if contract == "interop" else self.level
+    def level_in(self, contract: Contract, spec: SpecVersion = LATEST_SPEC) -> Level:
+        """Its level under ``contract`` as revision ``spec`` of the spec states it (INFO
+        where that revision does not have the rule: see :meth:`new_in`)."""
+        if SPEC.new_since(spec, self.id) is not None:
+            return "INFO"
+        today = (self.interop or self.level) if contract == "interop" else self.level
+        return SPEC.level(spec, self.id, contract, today)
 
-    def describe(self) -> CatalogueEntry:
+    def new_in(self, evidence: Evidence) -> str | None:
+        """Why the evidence's spec revision only observes this rule on its case (added
+        later, or judging that wire only later); None when the revision judges it."""
+        return SPEC.new_since(evidence.spec, self.id, evidence.scenario.dialect)
+
+    def describe(self, spec: SpecVersion = LATEST_SPEC) -> CatalogueEntry:
+        """Its entry as revision ``spec`` states it: a rule added later weighs INFO."""
         entry = super().describe()
         entry["rationale"] = self.rationale
-        entry["levels"] = {contract: self.level_in(contract) for contract in CONTRACTS}
+        entry["level"] = self.level_in("harness", spec)
+        entry["levels"] = {contract: self.level_in(contract, spec) for contract in CONTRACTS}
+        entry["since"] = SPEC.rule_since.get(self.id, LATEST_SPEC)
         entry["dialects"] = list(self.dialects)
         return entry
 
@@ -139,9 +153,11 @@ class Invariant(RuleInfo):
         contest = self.contest(judgement, evidence)
         if contest is not None:
             return "info", f"recorded: {contest}; {judgement.reason}"
-        level = self.level_in(evidence.contract)
+        new = self.new_in(evidence)
+        if new is not None:
+            return "info", observed_reason(new, judgement.reason)
         weight = verdict_for(
-            level,
+            self.level_in(evidence.contract, evidence.spec),
             judgement.held,
             weaker=judgement.weaker,
             strict=strict,

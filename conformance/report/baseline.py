@@ -47,6 +47,7 @@ from ..results import (
     reproducible_reason,
     validated,
 )
+from ..spec import UNRECORDED_SPEC, SpecVersion
 from ..verdicts import ATTENTION, BY_SEVERITY, Contract, Verdict
 
 BASELINE_SCHEMA: Final = "streamconform.baseline"
@@ -85,6 +86,9 @@ class Baseline(BaseModel):
     schema_version: Literal[1] = BASELINE_SCHEMA_VERSION
     suite_version: str
     contract: Contract
+    # The spec revision it was judged under: a run compared with it is judged under that
+    # one unless --spec moves it (written before baselines recorded one: 1.2).
+    spec: SpecVersion = UNRECORDED_SPEC
     adapter: str  # the adapter's name from its handshake
     cases: dict[str, BaselineCase]
 
@@ -95,6 +99,7 @@ class Baseline(BaseModel):
         return cls(
             suite_version=result.suite_version,
             contract=result.contract,
+            spec=result.spec,
             adapter=str(result.adapter.get("name", "")),
             cases={
                 case.case: _baseline_case(case)

@@ -268,6 +268,7 @@ class Header:
     dialects: tuple[tuple[str, int, bool], ...]
     suite_version: str
     contract: str
+    spec: str
     schema: str
     started: str
     finished: str
@@ -405,6 +406,7 @@ def _header(result: RunResult, attention: int) -> Header:
         dialects=_dialects(result),
         suite_version=result.suite_version,
         contract=result.contract,
+        spec=result.spec,
         schema=f"{result.schema_id} v{result.schema_version}",
         started=_when(result.started_at),
         finished=_when(result.finished_at),

@@ -65,6 +65,7 @@ def _suite_properties(result: RunResult) -> dict[str, str]:
         "capabilities": ",".join(name for name, on in declared.items() if on),
         "suite_version": result.suite_version,
         "contract": result.contract,
+        "spec": result.spec,
         "strict": str(bool(result.options.get("strict", False))).lower(),
     }
 

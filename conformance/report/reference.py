@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from fakeprovider.dialects import DialectId
 from fakeprovider.fixtures import load_fixtures
 from fakeprovider.scenario import Scenario
 
 from ..invariants import CATALOGUE, Invariant
 from ..options import bundled_fixtures
 from ..quirks import QUIRK_TAG_PREFIX, QUIRKS, Quirk
+from ..spec import LATEST_SPEC, SPEC
 from ..verdicts import ALT_READINGS, CONTRACTS, FAMILY_TITLES, family_of, reading_order
 from .markdown import markdown_text, markdown_url
 
@@ -82,6 +84,43 @@ def _exercising(invariant: Invariant, scenarios: Sequence[Scenario]) -> str:
     return f"{invariant.scope.summary} ({judged} bundled){provoking}"
 
 
+def since_line(rule_id: str, dialects: Sequence[DialectId] = ()) -> str:
+    """``- **Since:** spec 1.0 (...)``: the revision that added a rule, and those that
+    extended it to later wires."""
+    added = SPEC.rule_since.get(rule_id, LATEST_SPEC)
+    later: dict[str, list[str]] = {}
+    for dialect in dialects:
+        wire = SPEC.dialect_since.get(dialect, added)
+        if wire != added and SPEC.new_since(added, rule_id, dialect):
+            later.setdefault(wire, []).append(f"`{dialect}`")
+    extended = "; ".join(f"{', '.join(names)} from {version}" for version, names in later.items())
+    return f"- **Since:** spec {added}" + (f" ({extended})" if extended else "")
+
+
+def _versions_section() -> list[str]:
+    """The spec's revisions, each with what it added (``--spec`` judges by one)."""
+    lines = [
+        "## Spec versions",
+        "",
+        "A run judges by the latest revision unless `--spec` names an earlier one: a rule "
+        "it did not have, or a wire it did not judge, is then only observed (INFO, its "
+        'reason saying "new since" the revision). See [spec versions](spec-versions.md).',
+        "",
+        "| version | date | what it added |",
+        "| --- | --- | --- |",
+    ]
+    for revision in SPEC.revisions:
+        wires = ", ".join(f"`{dialect}`" for dialect in revision.dialects)
+        added = [
+            *([f"wires {wires}"] if wires else []),
+            *([f"contract {', '.join(revision.contracts)}"] if revision.contracts else []),
+            *([f"{len(revision.adds)} rules"] if revision.adds else []),
+        ]
+        summary = markdown_text(revision.summary)
+        lines.append(f"| {revision.version} | {revision.date} | {summary} ({'; '.join(added)}) |")
+    return [*lines, ""]
+
+
 def _invariant_section(invariant: Invariant, scenarios: Sequence[Scenario]) -> list[str]:
     levels = ", ".join(f"{contract} {invariant.level_in(contract)}" for contract in CONTRACTS)
     return [
@@ -91,6 +130,7 @@ def _invariant_section(invariant: Invariant, scenarios: Sequence[Scenario]) -> l
         "",
         f"- **Why it matters:** {invariant.rationale}",
         f"- **Level:** {levels}",
+        since_line(invariant.id, invariant.dialects),
         f"- **Dialects:** {', '.join(f'`{dialect}`' for dialect in invariant.dialects)}",
         f"- **Needs:** {', '.join(invariant.needs) or 'nothing'}",
         f"- **Source:** {invariant.source}",
@@ -125,7 +165,7 @@ def render_invariant_reference(
     writes from the bundled fixtures (the gateway's rules, from a floor above), then every
     quirk."""
     scenarios = sorted(load_fixtures([bundled_fixtures()]), key=lambda scenario: scenario.id)
-    lines = [_HEADER, _OWNERSHIP]
+    lines = [_HEADER, _OWNERSHIP, *_versions_section()]
     family = ""
     for invariant_id in sorted(CATALOGUE, key=reading_order):
         if family_of(invariant_id) != family:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from ..results import RunResult
+from ..spec import LATEST_SPEC
 from ..verdicts import ATTENTION, VERDICTS
 from .baseline import BaselineDiff, VerdictChange, baseline_sections, fails_gate
 from .markdown import code_span
@@ -37,7 +38,7 @@ def render_summary(
     lines = [
         f"## streamconform: {gate} — {name}",
         "",
-        f"{len(result.cases)} cases, {result.contract} contract"
+        f"{len(result.cases)} cases, {result.contract} contract, spec {code_span(result.spec)}"
         + ("" if diff is None else f"; against the baseline: {diff.headline}"),
         "",
         "| " + " | ".join(VERDICTS) + " |",
@@ -80,6 +81,8 @@ def replay_command(result: RunResult, case: str, fixtures: Sequence[Path] = ()) 
         words += ["--transport", str(options["transport"])]
     if result.contract != "harness":
         words += ["--contract", result.contract]
+    if result.spec != LATEST_SPEC:
+        words += ["--spec", result.spec]
     return shlex.join([*words, "-k", case])
 
 

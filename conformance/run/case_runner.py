@@ -118,7 +118,10 @@ class CaseRunner:
 
     def run(self, scenario: Scenario) -> CaseResult:
         """Run and judge one case; the provider forgets the scenario afterwards."""
-        return self.observe(scenario).judged(self._options.contract, strict=self._options.strict)
+        options = self._options
+        return self.observe(scenario).judged(
+            options.contract, strict=options.strict, spec=options.spec
+        )
 
     def observe(self, scenario: Scenario) -> Observed:
         """Run one case, not yet judged (its verdicts alone cost less than its result)."""
@@ -152,11 +155,11 @@ class CaseRunner:
         policies = [effective_policy(self.session, self._options, s) for s in scenarios]
         order = dispatch_order(scenarios, policies, self.session, self._options, jobs)
         results: dict[int, CaseResult] = {}
-        contract, strict = self._options.contract, self._options.strict
+        contract, strict, spec = self._options.contract, self._options.strict, self._options.spec
 
         async def run_case(position: int) -> int:
             def keep(observed: Observed) -> None:
-                results[position] = observed.judged(contract, strict=strict)
+                results[position] = observed.judged(contract, strict=strict, spec=spec)
 
             await self._observe(scenarios[position], keep)
             return 0  # what a case keeps is bounded per case; nothing more to count here

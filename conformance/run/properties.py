@@ -200,7 +200,7 @@ def check_family(
 
     def example(scenario: Scenario) -> None:
         observed = runner.observe(scenario)
-        verdicts = observed.verdicts(options.contract, strict=options.strict)
+        verdicts = observed.verdicts(options.contract, strict=options.strict, spec=options.spec)
         run.examples += 1
         run.exercised.update(
             name
@@ -211,7 +211,7 @@ def check_family(
             on_example(run)
         if any(verdict.verdict in ATTENTION for verdict in verdicts.values()):
             # Only a case that may break the property needs its whole result.
-            result = observed.judged(options.contract, strict=options.strict)
+            result = observed.judged(options.contract, strict=options.strict, spec=options.spec)
             found = breaches(result, targets)
             if found:
                 raise PropertyFailureError(family, found, result, scenario)

@@ -39,6 +39,7 @@ from ..results import (
     RunResult,
     suite_version,
 )
+from ..spec import LATEST_SPEC, SpecVersion
 from ..verdicts import CONTRACTS, Contract
 from .control import plain_twin
 from .estimate import estimated_duration_s, longest_first
@@ -136,7 +137,7 @@ async def run_judged(
     registry = ScenarioRegistry(scenarios, bound_each_scenario=True)
 
     def judge_all(observed: Observed) -> dict[Contract, CaseResult]:
-        return {c: observed.judged(c, strict=options.strict) for c in contracts}
+        return {c: observed.judged(c, strict=options.strict, spec=options.spec) for c in contracts}
 
     async with session_provider(session, registry, options.transport) as providers:
 
@@ -176,9 +177,10 @@ async def run_judged(
                 "transport": options.transport,
             },
             contract=contract,
+            spec=options.spec,
             started_at=started,
             finished_at=finished,
-            catalogue=[invariant.describe() for invariant in CATALOGUE.values()],
+            catalogue=[invariant.describe(options.spec) for invariant in CATALOGUE.values()],
             cases=[results[contract] for results in judged if results],
             interrupted=interrupted,
         )
@@ -275,13 +277,17 @@ class UnspokenCase:
     def run(self) -> CaseRun:
         return CaseRun(detail=f"not run: {self.reason}")
 
-    def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
+    def verdicts(
+        self, contract: Contract, *, strict: bool, spec: SpecVersion = LATEST_SPEC
+    ) -> dict[str, InvariantVerdict]:
         return {
             id: InvariantVerdict(verdict="n/a", reason=self.reason)
             for id in documented_order(CATALOGUE)
         }
 
-    def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
+    def judged(
+        self, contract: Contract, *, strict: bool, spec: SpecVersion = LATEST_SPEC
+    ) -> CaseResult:
         return CaseResult(
             **case_fields(self.scenario),
             status="completed",
@@ -309,24 +315,31 @@ class ObservedCase:
     # checkers judge the log in full, as the provider kept it).
     requests: tuple[dict[str, Any], ...] = ()
 
-    def verdicts(self, contract: Contract, *, strict: bool) -> dict[str, InvariantVerdict]:
-        """Every exercised invariant's verdict under ``contract``, without the result's dumps
-        of events, requests and scenario (a generated case reads only these)."""
-        evidence = replace(self.evidence, contract=contract)
-        return judge(evidence, strict=strict, control=self._twin(contract))
+    def verdicts(
+        self, contract: Contract, *, strict: bool, spec: SpecVersion = LATEST_SPEC
+    ) -> dict[str, InvariantVerdict]:
+        """Every exercised invariant's verdict under ``contract`` and revision ``spec``,
+        without the result's dumps of events, requests and scenario (a generated case reads
+        only these)."""
+        evidence = replace(self.evidence, contract=contract, spec=spec)
+        return judge(evidence, strict=strict, control=self._twin(contract, spec))
 
-    def _twin(self, contract: Contract) -> Evidence | None:
-        return None if self.control is None else replace(self.control, contract=contract)
+    def _twin(self, contract: Contract, spec: SpecVersion) -> Evidence | None:
+        twin = self.control
+        return None if twin is None else replace(twin, contract=contract, spec=spec)
 
-    def judged(self, contract: Contract, *, strict: bool) -> CaseResult:
-        """The case's result with every exercised invariant judged under ``contract``."""
-        evidence = replace(self.evidence, contract=contract)
+    def judged(
+        self, contract: Contract, *, strict: bool, spec: SpecVersion = LATEST_SPEC
+    ) -> CaseResult:
+        """The case's result with every exercised invariant judged under ``contract``
+        and revision ``spec``."""
+        evidence = replace(self.evidence, contract=contract, spec=spec)
         return CaseResult(
             **case_fields(self.scenario),
             status=self.run.status,
             detail=self.run.detail,
             duration_s=round(self.duration_s, 4),
-            verdicts=judge(evidence, strict=strict, control=self._twin(contract)),
+            verdicts=judge(evidence, strict=strict, control=self._twin(contract, spec)),
             events=[event.model_dump(mode="json", exclude_none=True) for event in self.run.events],
             expected=evidence.judged_expected.summary(),
             requests=list(self.requests),

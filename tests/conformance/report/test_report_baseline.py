@@ -180,6 +180,7 @@ def test_the_baseline_file_is_compact_sorted_and_timeless() -> None:
         '  "schema_version": 1,\n'
         '  "suite_version": "0.1.0",\n'
         '  "contract": "interop",\n'
+        '  "spec": "1.2",\n'
         '  "adapter": "example-adapter",\n'
         '  "cases": {\n'
         '    "a-text": {\n'
