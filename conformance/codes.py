@@ -111,6 +111,7 @@ class ConformanceError(Exception):
       + MalformedChunkError (ValueError)       adapters.reference.chunk: JSON that is no chunk
       + ReplayError (ValueError)               report.transcript: a case cannot be rebuilt
       + SavedFileError (ValueError)            results: a saved results/baseline file is unusable
+      + UnknownSpecError (ValueError)          spec: a revision unknown, or a contract it lacked
       + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
       + CausesError (ValueError)               report.upstream: a known-causes file is malformed
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family

@@ -9,6 +9,7 @@ what its cases kept against ``MAX_RUN_BYTES``. Whatever did not fit is counted b
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,11 +18,12 @@ from fakeprovider.registry import RequestRecord
 
 MAX_CASE_BYTES = 4 * 1024 * 1024
 """Bytes one case keeps, whatever their kind: events as JSON lines first, then the adapter's
-stderr, the request bodies the provider received and a gateway's answer as captured."""
+stderr, the requests the provider received (heads and bodies) and a gateway's answer as
+captured."""
 
 _MIB = 1024 * 1024
 
-Kind = Literal["events", "stderr", "request-bodies", "gateway-capture"]
+Kind = Literal["events", "stderr", "request-heads", "request-bodies", "gateway-capture"]
 
 
 @dataclass
@@ -54,14 +56,37 @@ class Kept:
         kept = self.charge(kind, len(data))
         return text if kept == len(data) else data[len(data) - kept :].decode(errors="ignore")
 
+    def leading(self, kind: Kind, items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The first of ``items`` that fit, each charged as its JSON line; the rest cut (a
+        gateway's answer read as events: its bytes are charged once as captured, and what
+        the reading makes of them is kept too)."""
+        kept_items: list[dict[str, Any]] = []
+        full = False  # a prefix, never a sequence with holes
+        for item in items:
+            size = len(json.dumps(item, separators=(",", ":"))) + 1
+            full = full or size > self.room
+            if full:
+                self.refuse(kind, size)
+            else:
+                self.bytes += size
+                kept_items.append(item)
+        return kept_items
+
     def requests(self, records: Iterable[RequestRecord]) -> list[dict[str, Any]]:
-        """The request log as the results keep it: every record's path and headers (the
-        provider's log bounds them), each body as far as there is room, ``body_cut_bytes``
-        saying how much of it was left out."""
+        """The request log as the results keep it: each record whose method, path and
+        headers fit (the rest left out, their heads and bodies counted as cut), its body as
+        far as there is room, ``body_cut_bytes`` saying how much of it was left out."""
         kept_records = []
         for record in records:
-            kept = record.model_dump(mode="json")
             body = base64.b64decode(record.body_base64)
+            head = len(record.method) + len(record.path)
+            head += sum(len(name) + len(value) for name, value in record.headers)
+            if head > self.room:
+                self.refuse("request-heads", head)
+                self.refuse("request-bodies", len(body))
+                continue
+            self.charge("request-heads", head)
+            kept = record.model_dump(mode="json")
             size = self.charge("request-bodies", len(body))
             if size < len(body):
                 kept["body"] = body[:size].decode("utf-8", errors="replace")

@@ -15,8 +15,8 @@ from fakeprovider.scenario import Scenario
 
 from .codes import DEFAULT_RETRYABLE_CODES, ConformanceError
 from .events import RetryPolicy
-from .spec import LATEST_SPEC, SpecVersion
-from .verdicts import Contract
+from .spec import LATEST_SPEC
+from .verdicts import Contract, SpecVersion
 
 Transport = Literal["loopback", "in-process"]
 """How a case reaches the fake provider: a loopback server, or in process through the

@@ -31,13 +31,14 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict from 3.12 only
 
 from .codes import ConformanceError
-from .spec import UNRECORDED_SPEC, SpecVersion
 from .verdicts import (
+    UNRECORDED_SPEC,
     VERDICTS,
     CaseStatus,
     CatalogueEntry,
     Contract,
     Cost,
+    SpecVersion,
     Verdict,
     reading_order,
     worst,

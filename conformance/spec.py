@@ -20,9 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from fakeprovider.dialects import DialectId
 
 from .codes import ConformanceError
-from .verdicts import Contract, Level
-
-SpecVersion = str
+from .verdicts import Contract, Level, SpecVersion
 
 
 class UnknownSpecError(ConformanceError, ValueError):
@@ -143,9 +141,6 @@ SPEC: Final = load_spec_history(
     resources.files("conformance").joinpath("spec_versions.yaml").read_text(encoding="utf-8")
 )
 LATEST_SPEC: Final = SPEC.latest
-# Results and baselines written before runs recorded their revision were judged by 1.2's
-# catalogue: read without one, they are 1.2's, whatever revision is the latest by then.
-UNRECORDED_SPEC: Final[SpecVersion] = "1.2"
 
 
 def observed_reason(new: str, reason: str) -> str:

@@ -21,6 +21,12 @@ Level = Literal["MUST", "SHOULD", "INFO"]
 # what makes the adapter lose, corrupt or invent what the provider sent.
 Contract = Literal["harness", "interop"]
 CONTRACTS: tuple[Contract, ...] = ("harness", "interop")
+
+SpecVersion = str
+"""A revision of the spec (``1.1``): which rules and levels judge (conformance.spec)."""
+UNRECORDED_SPEC: SpecVersion = "1.2"
+"""The revision of a results or baseline file written before runs recorded theirs: they were
+judged by 1.2's catalogue, whatever revision is the latest by then."""
 Capability = Literal["deltas", "reasoning", "usage", "retry", "error_codes", "follow_up"]
 Verdict = Literal["pass", "non-strict", "info", "n/a", "fail"]
 # What a failure cost the caller, as the checker that finds it states it (the compatibility

@@ -37,6 +37,7 @@ FLOORS: dict[str, int] = {
     "conformance.results": 2,
     "conformance.kept": 2,
     "conformance.events": 1,
+    "conformance.spec": 1,
     "conformance.codes": 0,
     "conformance.verdicts": 0,
     "fakeprovider": -1,
@@ -50,6 +51,7 @@ ROOT_MODULES = {
     "options",
     "pytest_plugin",
     "results",
+    "spec",
     "verdicts",
 }
 

@@ -52,8 +52,8 @@ from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
 from ..run.runner import MAX_RUN_BYTES, not_run_detail
 from ..run.schedule import CaseSchedule, run_scheduled
-from ..spec import LATEST_SPEC, SPEC, SpecVersion
-from ..verdicts import CatalogueEntry, RuleInfo
+from ..spec import LATEST_SPEC, SPEC
+from ..verdicts import CatalogueEntry, RuleInfo, SpecVersion
 from .capture import GatewayCapture, capture_response
 from .crossing import CROSSING_RULES, crossing_verdicts, judge_crossing
 from .downstream import downstream_attempt
@@ -274,10 +274,11 @@ async def _judge_case(
         downstream = downstream_attempt(capture, options.downstream_dialect, now=now)
         events: list[dict[str, Any]] = []
         verdicts = _crossing_verdicts(expected, downstream, options) | hazards
-        reading = {"downstream": downstream.summary()}
+        reading = {"downstream": summary} if (summary := _kept_reading(downstream, kept)) else {}
     else:
         observed = ObservedAttempt(1, tuple(gateway_events(capture)))
-        events = [event.model_dump(mode="json", exclude_none=True) for event in observed.events]
+        dumped = (event.model_dump(mode="json", exclude_none=True) for event in observed.events)
+        events = kept.leading("events", dumped)
         verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
         verdicts |= hazards
         reading = {}
@@ -311,6 +312,11 @@ async def _judge_case(
         cut=dict(kept.cut),
     )
     return result, kept.bytes
+
+
+def _kept_reading(downstream: ExpectedAttempt, kept: Kept) -> dict[str, Any] | None:
+    """The downstream answer as read, if it fits in what the case may still keep."""
+    return next(iter(kept.leading("events", [downstream.summary()])), None)
 
 
 def _not_run(scenario: Scenario) -> CaseResult:

@@ -15,8 +15,8 @@ from fakeprovider.dialects import DialectId
 from ..invariants import Judgement
 from ..lint import RULES, Finding, LintResult, LintRule
 from ..results import InvariantVerdict
-from ..spec import SPEC, SpecVersion, observed_reason
-from ..verdicts import verdict_for
+from ..spec import SPEC, observed_reason
+from ..verdicts import SpecVersion, verdict_for
 from .meaning import MEANING_RULES
 
 

@@ -45,8 +45,8 @@ from ..quirks import (
     contested_aspects,
     unbounded_reading,
 )
-from ..spec import LATEST_SPEC, SpecVersion
-from ..verdicts import CaseStatus, Contract, Cost
+from ..spec import LATEST_SPEC
+from ..verdicts import CaseStatus, Contract, Cost, SpecVersion
 
 
 @dataclass(frozen=True)

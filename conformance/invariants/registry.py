@@ -16,7 +16,7 @@ from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.scenario import Scenario
 
 from ..quirks import ASPECTS, Aspect
-from ..spec import LATEST_SPEC, SPEC, SpecVersion, observed_reason
+from ..spec import LATEST_SPEC, SPEC, observed_reason
 from ..verdicts import (
     CONTRACTS,
     FAMILY_TITLES,
@@ -26,6 +26,7 @@ from ..verdicts import (
     Cost,
     Level,
     RuleInfo,
+    SpecVersion,
     Verdict,
     family_of,
     verdict_for,

@@ -47,8 +47,7 @@ from ..results import (
     reproducible_reason,
     validated,
 )
-from ..spec import UNRECORDED_SPEC, SpecVersion
-from ..verdicts import ATTENTION, BY_SEVERITY, Contract, Verdict
+from ..verdicts import ATTENTION, BY_SEVERITY, UNRECORDED_SPEC, Contract, SpecVersion, Verdict
 
 BASELINE_SCHEMA: Final = "streamconform.baseline"
 BASELINE_SCHEMA_VERSION: Final = 1

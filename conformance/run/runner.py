@@ -39,8 +39,8 @@ from ..results import (
     RunResult,
     suite_version,
 )
-from ..spec import LATEST_SPEC, SpecVersion
-from ..verdicts import CONTRACTS, Contract
+from ..spec import LATEST_SPEC
+from ..verdicts import CONTRACTS, Contract, SpecVersion
 from .control import plain_twin
 from .estimate import estimated_duration_s, longest_first
 from .provider import Provider, session_provider

@@ -18,7 +18,7 @@ from conformance.run.runner import MAX_RUN_BYTES
 from conformance.verdicts import FAMILY_TITLES, family_of
 
 sys.path.insert(0, str(Path(__file__).parent / "adapters_hostile"))
-from hostile_adapter import MARKUP, POST_BYTES
+from hostile_adapter import HEAD_REQUESTS, HEADER_BYTES, MARKUP, POST_BYTES
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE_PATH = "tests/conformance/adapters_hostile/hostile_adapter.py"
@@ -389,3 +389,24 @@ def test_request_bodies_count_against_the_caps_and_the_results_say_what_was_cut(
     # The body twice (text and base64) within the run's cap and one case's, and the rest.
     assert results.stat().st_size < 3 * (MAX_RUN_BYTES + MAX_CASE_BYTES)
     assert "request-bodies: " in (report / "index.html").read_text()
+
+
+def test_request_heads_count_against_the_case_bytes_too(tmp_path: Path) -> None:
+    """300 requests of a 15 kB header each (4.4 MiB of heads, within the provider's log
+    bound): the results keep the requests whose heads fit in the case's bytes, and the
+    others are cut and counted."""
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    hostile_fixture(fixtures, "c-heads")
+    results = tmp_path / "results.json"
+    command = ["run", "--adapter-cmd", hostile(), "--fixtures", str(fixtures), "--timeout", "60"]
+    CliRunner().invoke(main, [*command, "--json", str(results)])
+
+    (case,) = RunResult.from_json(results.read_bytes()).cases
+    kept_heads = sum(
+        len(r["method"]) + len(r["path"]) + sum(len(n) + len(v) for n, v in r["headers"])
+        for r in case.requests
+    )
+    assert 0 < len(case.requests) < HEAD_REQUESTS
+    assert kept_heads + sum(len(r["body"]) for r in case.requests) <= MAX_CASE_BYTES
+    assert case.cut["request-heads"] > (HEAD_REQUESTS - len(case.requests)) * HEADER_BYTES

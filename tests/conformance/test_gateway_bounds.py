@@ -5,6 +5,7 @@ cases past it."""
 from __future__ import annotations
 
 import base64
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -101,5 +102,9 @@ def test_an_endless_gateway_answer_is_read_up_to_the_case_bytes_and_the_cut_said
         kept = sum(len(base64.b64decode(read["data_base64"])) for read in capture["reads"])
         assert MAX_CASE_BYTES - 4096 < kept <= MAX_CASE_BYTES
         assert case.cut["gateway-capture"] > 0
+        # What the reading made of the capture draws on the same account: the events the
+        # answer decodes to are cut where the capture used it up, never kept beside it.
+        events = sum(len(json.dumps(event, separators=(",", ":"))) + 1 for event in case.events)
+        assert kept + events <= MAX_CASE_BYTES and case.cut["events"] > 0
         assert case.duration_s < TIMEOUT_S / 4
     assert "gateway-capture: " in (report / "index.html").read_text()

@@ -20,6 +20,8 @@ suite can be judged around the misbehaving cases:
     bulk           prints BULK_BYTES of events of 64 KiB of text each, then finishes correctly
     post           POSTs POST_BYTES to its case's chat completions URL (the body is read and
                    logged by the provider, a 200 stream answers), then finishes correctly
+    heads          sends HEAD_REQUESTS requests with a HEADER_BYTES header to its case's chat
+                   completions URL (each answered), then finishes correctly
     stderr         writes a marker line to stderr, then finishes correctly
     deep           prints an event nested 100 000 arrays deep, then finishes correctly
     bigint         prints an event with a 5 000-digit integer, then finishes correctly
@@ -52,6 +54,8 @@ FLOOD_EVENTS = 20_000
 WHOAMI_S = 0.2  # long enough for cases sent together to be in flight together
 BULK_BYTES = 5 * 1024 * 1024
 POST_BYTES = 9 * 1024 * 1024  # within the provider's 10 MiB request bound, over a case's 4 MiB
+# Their heads: 4.4 MiB in all, within the provider's 16 MiB request log, over a case's 4 MiB.
+HEADER_BYTES, HEAD_REQUESTS = 15_000, 300
 # Text a terminal must show literally: rich markup, a link, a window title, a clear screen,
 # an emoji code, and bidi controls that would reorder what follows (right-to-left override,
 # left-to-right isolate).
@@ -164,6 +168,20 @@ def post(message: dict[str, object]) -> None:
     finish(str(message["case"]))
 
 
+def heads(message: dict[str, object]) -> None:
+    import http.client
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(f"{message['base_url']}/chat/completions")
+    connection = http.client.HTTPConnection(url.netloc, timeout=30)
+    for _ in range(HEAD_REQUESTS):
+        headers = {"content-type": "application/json", "x-pad": "h" * HEADER_BYTES}
+        connection.request("POST", url.path, b'{"model":"m","stream":true}', headers)
+        connection.getresponse().read()
+    connection.close()
+    finish(str(message["case"]))
+
+
 def stderr(case: str) -> None:
     sys.stderr.write(f"stderr-marker-{case}\n")
     sys.stderr.flush()
@@ -229,6 +247,8 @@ def handle(message: dict[str, object], example: ModuleType | None) -> None:
         flood(case, FLOOD_EVENTS)
     elif "bulk" in case:
         bulk(case)
+    elif "heads" in case:
+        heads(message)
     elif "post" in case:
         post(message)
     elif "stderr" in case:

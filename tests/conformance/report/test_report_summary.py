@@ -112,9 +112,10 @@ def test_a_hostile_run_renders_no_markup_of_its_own() -> None:
     for tag in ("<b>", "<em>", "<a ", "<img", "<script", "<blockquote", "<del>", "<h1>"):
         assert tag not in rendered, tag
     # Only the summary's own markup: a list item and a bold verdict per case, and code spans
-    # (the adapter's name; per case the invariant, the id, the reason, the replay command).
+    # (the adapter's name and the spec revision; per case the invariant, the id, the reason,
+    # the replay command).
     assert rendered.count("<li>") == rendered.count("<strong>") == len(HOSTILE_TEXT)
-    assert rendered.count("<code>") == 1 + 4 * len(HOSTILE_TEXT)
+    assert rendered.count("<code>") == 2 + 4 * len(HOSTILE_TEXT)
 
 
 def test_a_long_list_is_cut_with_a_count() -> None:
