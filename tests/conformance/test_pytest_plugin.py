@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from text_case import write_text_case
 
 from conformance.cli import main as conformance_cli
+from conformance.options import bundled_fixtures
 
 pytestmark = pytest.mark.slow
 
@@ -473,6 +474,27 @@ def test_an_adapter_module_in_the_current_directory_loads(
 
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert reports and all(outcome(report) == "passed" for report in reports.values())
+
+
+def test_the_spec_revision_judging_an_anthropic_rule_it_lacks(pytester: pytest.Pytester) -> None:
+    """Under --conformance-spec 1.1, a rule of 1.2 (AN-C2) is only observed: the item of the
+    mutant that breaks it passes with the observation, its marker INFO; an unknown revision
+    is a usage error."""
+    mutant = "--conformance-adapter=conformance.adapters.mutants:an_signature_dropped"
+    fixture = bundled_fixtures() / "anthropic" / "thinking" / "an-thinking-signature.yaml"
+    args = (mutant, f"--conformance-fixtures={fixture}")
+    _, reports = run(pytester, *args)
+    assert reports["conformance::an-thinking-signature::AN-C2"].outcome == "failed"
+    then, reports = run(pytester, *args, "--conformance-spec=1.1")
+    assert then.ret == pytest.ExitCode.OK, then.stdout.str()
+    assert reports["conformance::an-thinking-signature::AN-C2"].outcome == "passed"
+    then.stdout.fnmatch_lines(["*harness contract, spec 1.1*"])
+    items, _ = pytester.inline_genitems(*NO_CACHE, *args, "--conformance-spec=1.1")
+    an_c2 = next(item for item in items if item.name == "AN-C2")
+    assert "INFO" in {mark.name for mark in an_c2.iter_markers()}
+    unknown, _ = run(pytester, *args, "--conformance-spec=9.9")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*conformance_spec: unknown spec version '9.9'*"])
 
 
 def test_unusable_adapter_is_a_usage_error(pytester: pytest.Pytester, corpus: Path) -> None:
