@@ -22,6 +22,7 @@ from conformance.gateway.runner import GatewayOptions, run_gateway
 from conformance.options import bundled_fixtures
 from conformance.oracle import ExpectedAttempt
 from conformance.results import RunResult
+from conformance.spec import LATEST_SPEC
 from fakeprovider.dialects import DIALECT_IDS, DialectId
 from fakeprovider.fixtures import load_fixtures
 
@@ -73,7 +74,9 @@ def _free_port() -> int:
         return port
 
 
-def _run(up: DialectId, down: DialectId, fault: str | None = None) -> RunResult:
+def _run(
+    up: DialectId, down: DialectId, fault: str | None = None, spec: str = LATEST_SPEC
+) -> RunResult:
     by_id = {scenario.id: scenario for scenario in load_fixtures([bundled_fixtures()])}
     scenarios = [by_id[case_id] for case_id in CASES[up]]
     port = _free_port()
@@ -85,6 +88,7 @@ def _run(up: DialectId, down: DialectId, fault: str | None = None) -> RunResult:
             timeout_s=10.0,
             upstream_dialect=up,
             downstream_dialect=down,
+            spec=spec,
         )
         return asyncio.run(run_gateway(scenarios, options))
 
@@ -145,6 +149,16 @@ def test_each_fault_of_a_real_gateway_fails_the_rule_it_breaks(
     assert _flagged(result)[case] == {rule: "fail"}
     reason = next(c for c in result.cases if c.case == case).verdicts[rule].reason
     assert "upstream" in reason or "streamed" in reason  # both sides are quoted
+
+
+def test_under_spec_1_1_a_gateway_loss_across_dialects_is_only_observed() -> None:
+    """The GW rules and the Anthropic wire rules are 1.2's: a gate wired under 1.1 sees the
+    dropped signature as info, the reason saying why."""
+    result = _run(MESSAGES, MESSAGES, "drop-signature", spec="1.1")
+    assert _flagged(result) == {} and result.spec == "1.1"
+    gw5 = next(c for c in result.cases if c.case == "an-thinking-signature").verdicts["GW-5"]
+    assert gw5.verdict == "info" and gw5.reason.startswith("new since 1.1 (added in 1.2); ")
+    assert {entry["level"] for entry in result.catalogue} == {"INFO"}
 
 
 def test_the_cli_judges_across_dialects_and_posts_to_the_downstream_endpoint() -> None:
