@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import click
 
@@ -27,9 +29,11 @@ from fakeprovider.interrupts import Interruption
 from fakeprovider.scenario import Scenario
 from fakeprovider.stopping import exit_interrupted, stops_on_signals, written
 
-from ..adapters.base import AdapterLoadError
-from ..adapters.thirdparty import SHIMS, NodeShim, Shim
+from ..adapters.base import AdapterLoadError, AdapterSession
+from ..adapters.loading import adapter_invocation, open_session
+from ..adapters.thirdparty import SHIMS
 from ..adapters.thirdparty.common import NATIVE_RETRY
+from ..events import Hello
 from ..options import RunOptions
 from ..report import MatrixTable, render_matrix, write_reports
 from ..report.compatibility import (
@@ -48,6 +52,7 @@ from ..report.compatibility import (
     todo_table,
 )
 from ..report.retry_layers import retry_sections
+from ..report.site import DOCS_URL, SiteInputError, site_files, slug
 from ..report.upstream import CausesError, known_causes
 from ..results import RunResult
 from ..run.runner import run_judged
@@ -56,9 +61,12 @@ from .console import terminal
 from .options import (
     InputError,
     SetupError,
+    adapter_cmd_option,
+    adapter_target_option,
     fixtures_option,
     jobs_option,
     read_results,
+    select_option,
     selected_scenarios,
 )
 from .outputs import Output, Writes, check_outputs
@@ -120,26 +128,102 @@ def corpus_scenarios(fixture_paths: tuple[Path, ...]) -> list[Scenario]:
     return selected_scenarios(fixture_paths, None)
 
 
+class ColumnSource(Protocol):
+    """What a column runs: a third-party library's shim, or any adapter (``--adapter``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    def versions(self) -> dict[str, str]: ...
+    def invocation(self, options: RunOptions) -> str: ...
+    async def open(self, options: RunOptions) -> AdapterSession: ...
+
+
+@dataclass
+class AdapterColumn:
+    """A column of any adapter, named by the user: columns that need no library installed
+    (another implementation, a fork, a version under test), side by side with the shims'."""
+
+    name: str
+    title: str
+    target: str | None
+    command: str | None
+    hello: Hello | None = None  # its handshake, once opened: the column's versions
+
+    def versions(self) -> dict[str, str]:
+        return {} if self.hello is None else {self.hello.name: self.hello.version}
+
+    def invocation(self, options: RunOptions) -> str:
+        return adapter_invocation(self.target, self.command)
+
+    async def open(self, options: RunOptions) -> AdapterSession:
+        session = await open_session(self.target, self.command, options)
+        self.hello = session.hello
+        return session
+
+
 @matrix.command("column")
-@click.argument("name", type=click.Choice(sorted(SHIMS)))
+@click.argument("name", required=False, type=click.Choice(sorted(SHIMS)))
+@adapter_target_option
+@adapter_cmd_option
+@click.option("--name", "column_name", help="With --adapter or --adapter-cmd: the column's name.")
+@click.option("--title", default="", help="With --adapter or --adapter-cmd: what it drives.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
 @fixtures_option
+@select_option
 @jobs_option()
 @stops_on_signals
 def column(
-    name: str, out_dir: Path, fixture_paths: tuple[Path, ...], jobs: int, interruption: Interruption
+    name: str | None,
+    adapter_target: str | None,
+    adapter_cmd: str | None,
+    column_name: str | None,
+    title: str,
+    out_dir: Path,
+    fixture_paths: tuple[Path, ...],
+    select: str | None,
+    jobs: int,
+    interruption: Interruption,
 ) -> None:
-    """Run one shim: its corpus column and its native retry profile.
+    """Run one column: a shim NAME (its corpus column and its native retry profile), or
+    any adapter given by --adapter or --adapter-cmd with --name (its corpus column).
 
-    SIGINT or SIGTERM stops it: the column's cases that ended are saved, marked
-    interrupted, the retry profile not run; it exits 130 or 143."""
+    Each column is a unit of work of its own: columns run by separate processes or CI
+    jobs are gathered by `matrix merge`. SIGINT or SIGTERM stops it: the column's cases
+    that ended are saved, marked interrupted, the retry profile not run; it exits 130 or
+    143."""
     check_outputs(Output("--out", out_dir, directory=True))
-    shim = SHIMS[name]
-    if not shim.installed:
-        raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
+    source = _column_source(name, adapter_target, adapter_cmd, column_name, title)
     writes = Writes()
-    _run_column(shim, corpus_scenarios(fixture_paths), out_dir, jobs, interruption, writes)
+    scenarios = selected_scenarios(fixture_paths, select)
+    _run_column(source, scenarios, out_dir, jobs, interruption, writes)
     writes.exit(failed=False)
+
+
+def _column_source(
+    name: str | None,
+    target: str | None,
+    command: str | None,
+    column_name: str | None,
+    title: str,
+) -> ColumnSource:
+    if bool(name) == bool(target or command):
+        raise click.UsageError("give a shim NAME, or --adapter or --adapter-cmd with --name")
+    if name is not None:
+        shim = SHIMS[name]
+        if not shim.installed:
+            raise SetupError(f"{shim.name}: its library is not installed here ({shim.setup})")
+        return shim
+    if target and command:
+        raise click.UsageError("give --adapter or --adapter-cmd, not both")
+    if not column_name:
+        raise click.UsageError("--adapter and --adapter-cmd need --name, the column's name")
+    try:
+        slug(column_name)
+    except SiteInputError as error:
+        raise click.BadParameter(str(error), param_hint="--name") from None
+    return AdapterColumn(column_name, title or column_name, target, command)
 
 
 @matrix.command("render")
@@ -153,12 +237,93 @@ def render(directory: Path, summary: Path) -> None:
     writes.exit(failed=False)
 
 
+@matrix.command("merge")
+@click.argument(
+    "directories",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=DEFAULT_OUT)
+def merge(directories: tuple[Path, ...], out_dir: Path) -> None:
+    """Gather the columns saved in DIRECTORIES (by separate processes, machines or CI jobs)
+    into --out. Every file is read as results first; two different files of one name are an
+    error (exit 2), the same file twice is not."""
+    check_outputs(Output("--out", out_dir, directory=True))
+    gathered: dict[str, tuple[Path, bytes]] = {}
+    for directory in directories:
+        for path in sorted(directory.glob("*.json")):
+            read_results(path)  # a malformed or foreign file: one line, exit 2
+            data = path.read_bytes()
+            earlier = gathered.setdefault(path.name, (path, data))
+            if earlier[1] != data:
+                raise InputError(f"{earlier[0]} and {path}: two different columns of one name")
+    if not gathered:
+        raise InputError(f"no saved column in {', '.join(map(str, directories))}")
+    writes = Writes()
+    console = terminal()
+    for name, (_, data) in gathered.items():
+        target = out_dir / name
+        with writes.writing("--out", target):
+            write_atomic(target, data)
+    console.print(f"merged {len(gathered)} files into {out_dir}", markup=False)
+    writes.exit(failed=False)
+
+
+@matrix.command("site")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("out_dir", metavar="OUT", type=click.Path(path_type=Path))
+@click.option(
+    "--history",
+    "history_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Columns of an earlier run (repeatable, oldest first): a history per library.",
+)
+@click.option(
+    "--docs-url",
+    default=DOCS_URL,
+    show_default=True,
+    help="Where the documentation's pages are: each failure links to its invariant there.",
+)
+def site(directory: Path, out_dir: Path, history_dirs: tuple[Path, ...], docs_url: str) -> None:
+    """Build the results site from the columns saved in DIRECTORY: OUT/index.html (the
+    libraries by dialect and contract), a page per library with its failures and their
+    known causes, the full reports, SVG badges, and a history per library across the
+    versions of --history. Self-contained files; the same columns give the same site."""
+    check_outputs(Output("OUT", out_dir, directory=True))
+    columns = _saved_columns(directory)
+    try:
+        files = site_files(columns, [_saved_columns(path) for path in history_dirs], docs_url)
+    except SiteInputError as error:
+        raise InputError(f"{directory}: {error}") from None
+    writes = Writes()
+    for name, text in files.items():
+        target = out_dir / name
+        with writes.writing("OUT", target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text)
+    terminal().print(f"site: {out_dir / 'index.html'} ({len(files)} files)", markup=False)
+    writes.exit(failed=False)
+
+
+def _saved_columns(directory: Path) -> list[Column]:
+    columns = load_columns(directory)
+    if not columns:
+        raise InputError(f"{directory}: no saved column (run `conformance matrix column`)")
+    try:
+        known_causes()  # a malformed causes file is an input error, no traceback
+    except CausesError as error:
+        raise InputError(str(error)) from None
+    return columns
+
+
 def _corpus_label(paths: Sequence[Path]) -> str:
     return ", ".join(f"`{p}`" for p in paths) if paths else "the bundled fixture corpus"
 
 
 def _run_column(
-    shim: Shim | NodeShim,
+    shim: ColumnSource,
     scenarios: Sequence[Scenario],
     out_dir: Path,
     jobs: int,
@@ -176,7 +341,7 @@ def _run_column(
 
 
 def _save_column(
-    shim: Shim | NodeShim,
+    shim: ColumnSource,
     scenarios: Sequence[Scenario],
     out_dir: Path,
     jobs: int,
@@ -190,7 +355,7 @@ def _save_column(
     console.print(f"{shim.name}: the corpus in its dialects, judged under {contracts}")
     judged = asyncio.run(_run(shim, scenarios, CONTENT_OPTIONS, CONTRACTS, jobs, interruption))
     saved = {contract_suffix(contract): judged[contract] for contract in CONTRACTS}
-    if profile and interruption.signal is None:
+    if profile and interruption.signal is None and not isinstance(shim, AdapterColumn):
         console.print(f"{shim.name}: the retry profile with its own retry layer")
         retries = asyncio.run(_run(shim, profile, RETRY_OPTIONS, CONTRACTS, jobs, interruption))
         saved |= {retry_suffix(contract): retries[contract] for contract in CONTRACTS}
@@ -210,7 +375,7 @@ def _save_column(
 
 
 async def _run(
-    shim: Shim | NodeShim,
+    shim: ColumnSource,
     scenarios: Sequence[Scenario],
     options: RunOptions,
     contracts: Sequence[Contract],
@@ -274,13 +439,7 @@ def _read(path: Path) -> RunResult:
 def _render(
     directory: Path, summary: Path, corpus: str, writes: Writes, directory_option: str
 ) -> None:
-    columns = load_columns(directory)
-    if not columns:
-        raise InputError(f"{directory}: no saved column (run `conformance matrix column`)")
-    try:
-        known_causes()  # the to-do's data: a malformed file is an input error, no traceback
-    except CausesError as error:
-        raise InputError(str(error)) from None
+    columns = _saved_columns(directory)
     runs = [
         (column.judged(contract), _report(column, contract))
         for column in columns

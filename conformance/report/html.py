@@ -708,3 +708,9 @@ def _matrix_cell(counts: dict[Verdict, int] | None, href: str | None, anchor: st
         return MatrixCell("none", "", None)
     target = f"{href.split('#')[0]}#{anchor}" if href else None
     return MatrixCell(status, _count_summary(counts), target)
+
+
+def render_page(template: str, **context: Any) -> str:
+    """A page of another report built on the same base, styles and policy (no script):
+    the results site's pages."""
+    return _render(template, script=False, **context)
