@@ -22,6 +22,8 @@ import report_builders as build
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, sync_playwright
 
 from conformance.report import render_matrix, write_reports
+from conformance.report.compatibility import Column
+from conformance.report.site import site_files
 
 pytestmark = pytest.mark.slow
 
@@ -299,4 +301,38 @@ def test_a_matrix_of_many_columns_keeps_its_statements_readable(
     wrap = "document.querySelector('.table-wrap')"
     assert page.evaluate(f"{wrap}.scrollWidth > {wrap}.clientWidth")  # it scrolls instead
     assert watch.console_errors == [] and watch.page_errors == []
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The results site of two columns, a clean one and the hostile report's."""
+    out = tmp_path_factory.mktemp("site")
+    hostile = build.hostile_result()
+    columns = [
+        Column("hostile", "<b>hostile</b>", {"lib": "1.0"}, hostile, hostile),
+        Column("clean", "clean", {"lib": "2.0"}, build.result([]), build.result([])),
+    ]
+    for name, text in site_files(columns).items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text, encoding="utf-8")
+    return (out / "index.html").as_uri()
+
+
+def test_the_results_site_shows_its_table_and_pages_and_fetches_nothing(
+    browser: Browser, site_url: str
+) -> None:
+    page, watch = open_report(browser, site_url)
+    table = page.locator("table.matrix").first
+    assert table.is_visible() and table.get_by_text("hostile", exact=True).is_visible()
+    page.get_by_role("link", name="hostile", exact=True).click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/libraries/hostile.html")
+    assert page.get_by_text("To look at under the harness contract", exact=False).first.is_visible()
+    assert page.evaluate("window.__pwned") is None
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "site-library.png", full_page=True)
+    assert (SCREENSHOTS / "site-library.png").stat().st_size > 10_000
+    assert all(url.startswith("file://") for url in watch.requests), watch.requests
+    assert watch.console_errors == [] and watch.page_errors == [] and watch.dialogs == []
     page.context.close()
