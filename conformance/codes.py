@@ -114,6 +114,7 @@ class ConformanceError(Exception):
       + UnknownSpecError (ValueError)          spec: a revision unknown, or a contract it lacked
       + BaselineError (ValueError)             report.baseline: a baseline file cannot be read
       + CausesError (ValueError)               report.upstream: a known-causes file is malformed
+      + SiteInputError (ValueError)            report.site: a column the site cannot be built from
       + PropertyFailureError (AssertionError)  run.properties: a generated case breaks a family
       + SuiteUnavailableError                  pytest_plugin: no fixtures, or no adapter
       + GatewayUnreachableError                gateway.runner: no answer before the run

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
+from ..codes import ConformanceError
 from ..results import CaseResult, RunResult
 from ..verdicts import ATTENTION, BY_SEVERITY, CONTRACTS, Contract, Verdict, worst
 from .compatibility import Column
@@ -29,7 +30,7 @@ _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _BADGE_COLOURS = {"fail": "#e05d44", "non-strict": "#dfb317", "pass": "#4c1"}
 
 
-class SiteInputError(ValueError):
+class SiteInputError(ConformanceError, ValueError):
     """A column the site cannot be built from (a name that is no plain slug)."""
 
 
