@@ -228,12 +228,12 @@ def _match(pairs: Iterable[tuple[str, str]]) -> str:
     return " ".join(sorted({f"{slug(family)}:{verdict}" for family, verdict in pairs}))
 
 
-def _status(counts: Mapping[Verdict, int]) -> Verdict:
+def headline(counts: Mapping[Verdict, int]) -> Verdict:
     """The run's headline verdict: fail, else non-strict, else pass."""
     return worst(verdict for verdict in ATTENTION if counts[verdict]) or "pass"
 
 
-def _count_summary(counts: Mapping[Verdict, int]) -> str:
+def count_summary(counts: Mapping[Verdict, int]) -> str:
     return " · ".join(f"{counts[v]} {v}" for v in BY_SEVERITY if counts.get(v))
 
 
@@ -412,7 +412,7 @@ def _header(result: RunResult, attention: int) -> Header:
         finished=_when(result.finished_at),
         duration=_duration(result.started_at, result.finished_at),
         options=tuple(_flat_options(result.options)),
-        status=_status(counts),
+        status=headline(counts),
         counts=counts,
         cases=len(result.cases),
         attention=attention,
@@ -520,7 +520,7 @@ def _case_view(index: _Index, case: CaseResult) -> CaseView:
         detail=case.detail,
         duration=f"{case.duration_s:g} s",
         worst=case.worst or "n/a",
-        counts=_count_summary(tally),
+        counts=count_summary(tally),
         tags=tuple(case.tags),
         match=_match((index.catalogue[i]["family"], v.verdict) for i, v in case.verdicts.items()),
         verdicts=verdicts,
@@ -697,8 +697,8 @@ def _matrix_column(result: RunResult, link: str) -> MatrixColumn:
         version=str(result.adapter.get("version", "")),
         contract=result.contract,
         href=safe_href(link, relative=True),
-        status=_status(counts),
-        counts=_count_summary(counts),
+        status=headline(counts),
+        counts=count_summary(counts),
     )
 
 
@@ -707,7 +707,7 @@ def _matrix_cell(counts: dict[Verdict, int] | None, href: str | None, anchor: st
     if counts is None or status is None:
         return MatrixCell("none", "", None)
     target = f"{href.split('#')[0]}#{anchor}" if href else None
-    return MatrixCell(status, _count_summary(counts), target)
+    return MatrixCell(status, count_summary(counts), target)
 
 
 def render_page(template: str, **context: Any) -> str:

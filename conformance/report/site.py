@@ -18,9 +18,9 @@ from xml.sax.saxutils import escape
 
 from ..codes import ConformanceError
 from ..results import CaseResult, RunResult
-from ..verdicts import ATTENTION, BY_SEVERITY, CONTRACTS, Contract, Verdict, worst
+from ..verdicts import ATTENTION, CONTRACTS, Contract, Verdict
 from .compatibility import Column
-from .html import render_html, render_matrix, render_page
+from .html import count_summary, headline, render_html, render_matrix, render_page
 from .upstream import cause_of
 
 # Where a failure's invariant is explained: the catalogue page of the documentation.
@@ -91,7 +91,7 @@ def site_files(
                 f"{name} {contract}", result.counts()
             )
             cells += [
-                SiteCell(dialect, contract, _headline(counts), _summary(counts), report)
+                SiteCell(dialect, contract, headline(counts), count_summary(counts), report)
                 for dialect, counts in _per_dialect(result).items()
             ]
         library = SiteLibrary(name, column.title, _versions(column), tuple(cells))
@@ -115,7 +115,7 @@ def site_files(
 
 def badge_svg(label: str, counts: Mapping[Verdict, int]) -> str:
     """A shields-style badge: ``label`` beside the run's headline and its failure count."""
-    status = _headline(counts)
+    status = headline(counts)
     failing = sum(counts.get(verdict, 0) for verdict in ATTENTION)
     message = f"{status} ({failing} to look at)" if failing else f"{status} ({counts['pass']})"
     left, right = 6 * len(label) + 10, 6 * len(message) + 10
@@ -139,14 +139,6 @@ def slug(name: str) -> str:
     if not _SLUG.fullmatch(name):
         raise SiteInputError(f"column name {name!r} is no plain slug (letters, digits, . _ -)")
     return name
-
-
-def _headline(counts: Mapping[Verdict, int]) -> Verdict:
-    return worst(verdict for verdict in ATTENTION if counts.get(verdict)) or "pass"
-
-
-def _summary(counts: Mapping[Verdict, int]) -> str:
-    return " · ".join(f"{counts[v]} {v}" for v in BY_SEVERITY if counts.get(v))
 
 
 def _dialect(case: CaseResult) -> str:
@@ -193,6 +185,6 @@ def _history(column: Column, history: Sequence[Sequence[Column]]) -> list[Histor
     if not earlier:
         return []
     return [
-        HistoryRow(_versions(c), tuple(_summary(c.judged(k).counts()) for k in CONTRACTS))
+        HistoryRow(_versions(c), tuple(count_summary(c.judged(k).counts()) for k in CONTRACTS))
         for c in (*earlier, column)
     ]
