@@ -9,6 +9,7 @@ stderr, request bodies), per run here (``MAX_RUN_BYTES``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -151,7 +152,9 @@ async def run_judged(
                 observed = not_run_case(session.hello, scenario, case)
             else:
                 observed = await observe_case(session, provider, scenario, case)
-            judged[position] = judge_all(observed)
+            # Judging is CPU-bound: off the loop, so the waits of the cases still in flight
+            # (R5 measures them at the provider, on this loop) are not held up by it.
+            judged[position] = await asyncio.to_thread(judge_all, observed)
             if on_case is not None:
                 on_case(judged[position][contracts[0]])
             return observed.run.kept_bytes
@@ -223,11 +226,11 @@ def case_request(
         retry=policy,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,
-        follow_up=_follow_up_turn(scenario),
+        follow_up=follow_up_turn(scenario),
     )
 
 
-def _follow_up_turn(scenario: Scenario) -> FollowUpTurn | None:
+def follow_up_turn(scenario: Scenario) -> FollowUpTurn | None:
     """What the shim of a two-turn case hands its client for the next request."""
     if scenario.follow_up is None:
         return None
