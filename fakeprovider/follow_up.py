@@ -121,7 +121,7 @@ def follow_up_problems(dialect: DialectId, first: FirstTurn, body: bytes) -> tup
             "the replayed turn leaves out call {call}",
             "the replayed turn has call {call} {times} times",
         ),
-        *_replay_problems(first, seen),
+        *replay_problems(first, seen),
     )
 
 
@@ -266,7 +266,7 @@ def _id_problems(
     return problems
 
 
-def _replay_problems(first: FirstTurn, seen: Replayed) -> list[Problem]:
+def replay_problems(first: FirstTurn, seen: Replayed) -> list[Problem]:
     """The first turn's tokens, replayed in order and byte for byte (values compared once
     decoded: a JSON escape is the same byte string to the API)."""
     wanted, got = list(first.tokens), list(seen.tokens)

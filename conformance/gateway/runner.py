@@ -15,6 +15,7 @@ answer is judged against the attempt it was last served.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -28,11 +29,13 @@ from fakeprovider.dialects import DEFAULT_DIALECT, DIALECTS, DialectId
 from fakeprovider.interrupts import Interruption
 from fakeprovider.playback import DEFAULT_MODEL_PREFIX, SCENARIO_HEADER
 from fakeprovider.redaction import redacted_headers
-from fakeprovider.registry import ScenarioRegistry
+from fakeprovider.registry import RequestRecord, ScenarioRegistry
 from fakeprovider.scenario import Scenario
 
+from ..adapters.reference.next_request import next_request
 from ..adapters.reference.wires import WIRES
 from ..codes import ConformanceError
+from ..invariants import CATALOGUE
 from ..invariants.evidence import ObservedAttempt
 from ..kept import Kept
 from ..lint import (
@@ -50,7 +53,7 @@ from ..oracle import ExpectedAttempt, expected_attempt
 from ..results import CaseResult, InvariantVerdict, RunInterruption, RunResult, suite_version
 from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
-from ..run.runner import MAX_RUN_BYTES, not_run_detail
+from ..run.runner import MAX_RUN_BYTES, follow_up_turn, not_run_detail
 from ..run.schedule import CaseSchedule, run_scheduled
 from ..spec import LATEST_SPEC, SPEC
 from ..verdicts import CatalogueEntry, RuleInfo, SpecVersion
@@ -58,6 +61,7 @@ from .capture import GatewayCapture, capture_response
 from .crossing import CROSSING_RULES, crossing_verdicts, judge_crossing
 from .downstream import downstream_attempt
 from .meaning import MEANING_RULES, judge_meaning
+from .next_turn import NextTurn, judge_next_turn, next_turn_rules, next_turn_verdicts
 from .outcome import gateway_events
 from .verdicts import hazard_verdicts, meaning_verdicts, observed_only_if_new
 
@@ -136,6 +140,8 @@ def catalogue(options: GatewayOptions | None = None) -> list[CatalogueEntry]:
         rules = [*CROSSING_RULES.values(), *WIRE_RULES[options.downstream_dialect].values()]
     spec = LATEST_SPEC if options is None else options.spec
     entries = [rule.describe() for rule in rules]
+    source = DEFAULT_DIALECT if options is None else options.upstream_dialect
+    entries += [CATALOGUE[rule_id].describe(spec) for rule_id in next_turn_rules(source)]
     return [
         entry | {"level": "INFO"} if SPEC.new_since(spec, entry["id"]) else entry
         for entry in entries
@@ -250,8 +256,8 @@ async def _judge_case(
         kept=kept,
     )
     requests = await registry.settled(scenario.id)
-    registry.clear_requests(scenario.id)  # read: only cases in flight hold a log
-    served = max(len(requests), 1)  # the attempt the gateway's answer is judged against
+    upstream_requests = len(requests)  # of the first turn
+    served = max(upstream_requests, 1)  # the attempt the gateway's answer is judged against
     now = time.time()
     expected = expected_attempt(scenario, served, now=now)
     # Across dialects each body is linted as its dialect; chat both ways as it always was,
@@ -282,6 +288,17 @@ async def _judge_case(
         verdicts = meaning_verdicts(judge_meaning(expected, observed), strict=options.strict)
         verdicts |= hazards
         reading = {}
+    next_turn: dict[str, Any] = {}
+    if scenario.follow_up is not None and expected.success:
+        handed = downstream_attempt(capture, options.downstream_dialect, now=now)
+        if handed.success:  # else the case already failed the caller: nothing to answer
+            turn, next_turn, later = await _next_turn(
+                client, registry, scenario, options, handed, headers, kept
+            )
+            requests += later
+            judged = judge_next_turn(expected, turn, scenario.dialect, options.downstream_dialect)
+            verdicts |= next_turn_verdicts(judged, verdicts, strict=options.strict)
+    registry.clear_requests(scenario.id)  # read: only cases in flight hold a log
     verdicts = observed_only_if_new(verdicts, options.spec, options.downstream_dialect)
     result = CaseResult(
         case=scenario.id,
@@ -289,7 +306,7 @@ async def _judge_case(
         tags=list(scenario.tags),
         provenance=scenario.provenance.model_dump(mode="json"),
         status="completed" if capture.connected else "crash",
-        detail=_detail(capture, len(requests)),
+        detail=_detail(capture, upstream_requests),
         duration_s=capture.duration_s,
         verdicts=verdicts,
         events=events,
@@ -304,14 +321,57 @@ async def _judge_case(
             "url": options.request_url,
             "request_headers": [list(pair) for pair in redacted_headers(headers.items())],
             "upstream_attempt": served,
-            "upstream_requests": len(requests),
+            "upstream_requests": upstream_requests,
             "capture": capture.to_json(),
             "lint": {"upstream": _findings(upstream), "gateway": _findings(gateway)},
         }
-        | reading,
+        | reading
+        | next_turn,
         cut=dict(kept.cut),
     )
     return result, kept.bytes
+
+
+async def _next_turn(
+    client: httpx.AsyncClient,
+    registry: ScenarioRegistry,
+    scenario: Scenario,
+    options: GatewayOptions,
+    handed: ExpectedAttempt,
+    headers: dict[str, str],
+    kept: Kept,
+) -> tuple[NextTurn, dict[str, Any], list[RequestRecord]]:
+    """Send the client's next request through the gateway, built by the reference from
+    what the gateway's answer handed it, and read its answer to the end (a caller's next
+    turn). Returns what reached the upstream of it, the result's record of the turn, and
+    the upstream's requests since the first turn."""
+    before = len(registry.requests(scenario.id))
+    first, _ = _request(scenario, options)
+    turn = follow_up_turn(scenario)
+    assert turn is not None
+    asked = next_request(options.downstream_dialect, json.loads(first), handed.blocks, turn)
+    body = json.dumps(asked, separators=(",", ":")).encode()
+    capture = await capture_response(
+        client,
+        options.request_url,
+        body,
+        headers,
+        idle_timeout_s=options.idle_timeout_s,
+        timeout_s=options.timeout_s,
+        kept=kept,
+    )
+    later = (await registry.settled(scenario.id))[before:]
+    sent = next((record for record in later if record.follow_up), None)
+    record = {"next_turn": {"capture": capture.to_json()}}
+    if sent is not None:
+        return NextTurn(base64.b64decode(sent.body_base64)), record, later
+    if later:
+        why = "the gateway's request carries none of the first turn (no assistant turn, no results)"
+    elif capture.status is None:
+        why = f"the gateway gave no answer ({capture.detail or capture.ending})"
+    else:
+        why = f"the gateway answered HTTP {capture.status} without calling the upstream"
+    return NextTurn(None, why), record, later
 
 
 def _kept_reading(downstream: ExpectedAttempt, kept: Kept) -> dict[str, Any] | None:

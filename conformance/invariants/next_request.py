@@ -10,11 +10,12 @@ own (AN-R2 signatures and redacted data, RS-R2 reasoning items' ``encrypted_cont
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 
 from fakeprovider.dialects import DialectId
 from fakeprovider.follow_up import Call, FirstTurn, Rule, Token, follow_up_problems
 
-from ..events import ReasoningBlock, ToolCallBlock
+from ..events import Block, ReasoningBlock, ToolCallBlock
 from .evidence import Evidence
 from .registry import Judgement, Scope, breached, held, invariant
 
@@ -29,7 +30,11 @@ SOURCE = (
 
 def first_turn(evidence: Evidence) -> FirstTurn:
     """The first turn as the caller was handed it: its calls and continuity tokens."""
-    blocks = evidence.judged_expected.final.blocks
+    return turn_of(evidence.judged_expected.final.blocks)
+
+
+def turn_of(blocks: Sequence[Block]) -> FirstTurn:
+    """The calls and continuity tokens of a turn's assembled blocks, in order."""
     calls = tuple(Call(b.id, b.item_id) for b in blocks if isinstance(b, ToolCallBlock))
     tokens = tuple(token for b in blocks if isinstance(b, ReasoningBlock) for token in _tokens(b))
     return FirstTurn(calls, tokens)

@@ -6,8 +6,14 @@ of its dialect (independent of the oracle's readers, which judge), the answer wr
 the downstream dialect's events by the small writers below. A ``fault`` breaks it the way
 real gateways do (reference dialects.md §4): ``drop-signature`` (B1, B2), ``end-turn-for-
 tools`` (LiteLLM's stop -> end_turn, C1-C3), ``summed-usage`` (D3-D6: the cumulative counts
-added up), ``empty-snapshot`` (G1-G4: response.completed with output []). The HTTP server
-around it is a thin thread: one upstream request per request, read whole.
+added up), ``empty-snapshot`` (G1-G4: response.completed with output []).
+
+A next request (one carrying an earlier turn) is translated too: its history read in the
+downstream dialect and written in the upstream's by the reference's own next-request
+builder. Its faults: ``drop-replayed-tokens`` (B1, B2, G24: signatures and encrypted_content
+stripped from the history sent upstream), ``fresh-result-ids`` (A18, B13: tool results sent
+upstream under ids of the gateway's own). The HTTP server around it is a thin thread: one
+upstream request per request, read whole.
 """
 
 from __future__ import annotations
@@ -30,13 +36,28 @@ from conformance.adapters.reference import (
     StreamTranslator,
 )
 from conformance.adapters.reference.attempt import Translator
-from conformance.events import Block, ReasoningBlock, TextBlock, ToolCallBlock, Usage
+from conformance.adapters.reference.next_request import next_request
+from conformance.events import (
+    Block,
+    FollowUpTurn,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    Usage,
+)
 from conformance.invariants.evidence import ObservedAttempt
 from conformance.options import default_request
 from fakeprovider.dialects import DIALECTS, DialectId
 from fakeprovider.playback import SCENARIO_HEADER
 
-FAULTS = ("drop-signature", "end-turn-for-tools", "summed-usage", "empty-snapshot")
+FAULTS = (
+    "drop-signature",
+    "end-turn-for-tools",
+    "summed-usage",
+    "empty-snapshot",
+    "drop-replayed-tokens",
+    "fresh-result-ids",
+)
 _TRANSLATORS: dict[DialectId, Callable[[], Translator]] = {
     "chat-completions": StreamTranslator,
     "anthropic-messages": AnthropicTranslator,
@@ -346,6 +367,126 @@ def translate(body: bytes, upstream: DialectId, downstream: DialectId, fault: st
     return WRITERS[downstream](read_answer(body, upstream), fault)
 
 
+# --- the next request: the downstream's history, written in the upstream's dialect ------
+
+
+def read_history(asked: dict[str, Any], dialect: DialectId) -> tuple[list[Block], FollowUpTurn]:
+    """The assistant turn a request replays and the answers after it (none: a first turn)."""
+    if dialect == "anthropic-messages":
+        return _messages_history(asked["messages"][1:])
+    if dialect == "openai-responses":
+        return _responses_history(asked["input"][1:])
+    return _chat_history(asked["messages"][1:])
+
+
+def _answers(results: dict[str, str], blocks: list[Block], message: str | None) -> FollowUpTurn:
+    calls = [block.id for block in blocks if isinstance(block, ToolCallBlock)]
+    return FollowUpTurn(tool_results=[results[c] for c in calls if c in results], message=message)
+
+
+def _chat_history(messages: list[dict[str, Any]]) -> tuple[list[Block], FollowUpTurn]:
+    blocks: list[Block] = []
+    results: dict[str, str] = {}
+    message = None
+    for each in messages:
+        if each["role"] == "assistant":
+            if each.get("content"):
+                blocks.append(TextBlock(text=each["content"]))
+            for call in each.get("tool_calls") or []:
+                function = call["function"]
+                blocks.append(
+                    ToolCallBlock(
+                        id=call["id"], name=function["name"], arguments=function["arguments"]
+                    )
+                )
+        elif each["role"] == "tool":
+            results[each["tool_call_id"]] = each["content"]
+        elif each["role"] == "user":
+            message = each["content"]
+    return blocks, _answers(results, blocks, message)
+
+
+def _messages_history(messages: list[dict[str, Any]]) -> tuple[list[Block], FollowUpTurn]:
+    blocks: list[Block] = []
+    results: dict[str, str] = {}
+    message = None
+    for each in messages:
+        for part in each["content"]:
+            if part["type"] == "thinking":
+                blocks.append(
+                    ReasoningBlock(text=part["thinking"], signature=part.get("signature"))
+                )
+            elif part["type"] == "redacted_thinking":
+                blocks.append(ReasoningBlock(text="", redacted=part["data"]))
+            elif part["type"] == "tool_use":
+                arguments = json.dumps(part["input"])
+                blocks.append(ToolCallBlock(id=part["id"], name=part["name"], arguments=arguments))
+            elif part["type"] == "tool_result":
+                results[part["tool_use_id"]] = part["content"]
+            elif part["type"] == "text" and each["role"] == "assistant":
+                blocks.append(TextBlock(text=part["text"]))
+            elif part["type"] == "text":
+                message = part["text"]
+    return blocks, _answers(results, blocks, message)
+
+
+def _responses_history(items: list[dict[str, Any]]) -> tuple[list[Block], FollowUpTurn]:
+    blocks: list[Block] = []
+    results: dict[str, str] = {}
+    message = None
+    for item in items:
+        kind = item.get("type")
+        if kind == "reasoning":
+            text = "".join(part["text"] for part in item["summary"])
+            encrypted = item.get("encrypted_content")
+            blocks.append(
+                ReasoningBlock(text=text, encrypted_content=encrypted, item_id=item.get("id"))
+            )
+        elif kind == "function_call":
+            blocks.append(
+                ToolCallBlock(
+                    id=item["call_id"],
+                    name=item["name"],
+                    arguments=item["arguments"],
+                    item_id=item.get("id"),
+                )
+            )
+        elif kind == "function_call_output":
+            results[item["call_id"]] = item["output"]
+        elif kind == "message":
+            blocks.append(TextBlock(text="".join(part["text"] for part in item["content"])))
+        elif item.get("role") == "user":
+            message = item["content"]
+    return blocks, _answers(results, blocks, message)
+
+
+def upstream_request(asked: dict[str, Any], route: Route) -> dict[str, Any]:
+    """The request the gateway sends upstream for the client's ``asked``."""
+    request = default_request(route.upstream) | {"model": asked["model"]}
+    blocks, answers = read_history(asked, route.downstream)
+    if not blocks:
+        return request
+    if route.fault == "drop-replayed-tokens":
+        blocks = [_without_tokens(block) for block in blocks]
+    sent = next_request(route.upstream, request, blocks, answers)
+    if route.fault == "fresh-result-ids":
+        return json.loads(_fresh_result_ids(json.dumps(sent), blocks))
+    return sent
+
+
+def _without_tokens(block: Block) -> Block:
+    if isinstance(block, ReasoningBlock) and block.redacted is None:
+        return block.model_copy(update={"signature": None, "encrypted_content": None})
+    return block
+
+
+def _fresh_result_ids(body: str, blocks: list[Block]) -> str:
+    """Every id of a tool result rewritten as the gateway's own (and so its call's too)."""
+    for number, block in enumerate(b for b in blocks if isinstance(b, ToolCallBlock)):
+        body = body.replace(json.dumps(block.id), json.dumps(f"call_gw_{number}"))
+    return body
+
+
 # --- the thin HTTP shell ---------------------------------------------------------------
 
 
@@ -372,7 +513,7 @@ def _handler(route: Route) -> type[BaseHTTPRequestHandler]:
             if not served or not set(default_request(route.downstream)) <= set(asked):
                 self._reply(404, b'{"error": "not this endpoint or shape"}', "application/json")
                 return
-            request = default_request(route.upstream) | {"model": asked["model"]}
+            request = upstream_request(asked, route)
             headers = {SCENARIO_HEADER: self.headers.get(SCENARIO_HEADER, "")}
             url = f"{route.upstream_url}/{DIALECTS[route.upstream].endpoint}"
             try:
