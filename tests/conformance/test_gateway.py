@@ -46,6 +46,7 @@ CASES = (
     "comment-keepalive-openrouter",
     "rate-limit-then-ok",
     "error-object-mid-stream",
+    "two-turn-parallel-tool-calls",  # the next request, forwarded as the client built it
 )
 
 
@@ -124,6 +125,8 @@ def test_the_pass_through_gateway_is_clean(passthrough: RunResult) -> None:
         _verdicts(passthrough, "tool-parallel-interleaved")
     )
     assert _verdicts(passthrough, "reset-mid-stream")["M6"] == "pass"
+    two_turn = _verdicts(passthrough, "two-turn-parallel-tool-calls")
+    assert two_turn["N1"] == two_turn["N2"] == "pass"  # the next request reached upstream whole
 
 
 def test_inherited_hazards_are_info_not_the_gateways_fault(passthrough: RunResult) -> None:
@@ -150,6 +153,12 @@ def test_the_faulty_gateway_is_flagged_with_the_rule_ids_of_its_faults(
     assert flagged["M5"] == "fail"
     assert {"W2", "W3"} <= set(flagged)
     assert _flagged(faulty, "rate-limit-then-ok") == {}
+    # Hazards in the first turn, ids kept: the next request still answers every call.
+    assert _flagged(faulty, "two-turn-parallel-tool-calls") == {
+        "W2": "non-strict",
+        "W3": "non-strict",
+    }
+    assert _verdicts(faulty, "two-turn-parallel-tool-calls")["N1"] == "pass"
     assert faulty.failed
 
 
@@ -169,7 +178,7 @@ def test_the_summary_rolls_findings_up_per_rule_with_one_example(faulty: RunResu
     print_gateway_summary(console, faulty)
     lines = console.export_text().splitlines()
     w2 = [line for line in lines if line.startswith("non-strict W2:")]
-    assert len(w2) == 1 and w2[0].startswith("non-strict W2: 2 cases, e.g. ")
+    assert len(w2) == 1 and w2[0].startswith("non-strict W2: 3 cases, e.g. ")
     assert any(line.startswith("fail M6: reset-mid-stream: ") for line in lines)
 
 

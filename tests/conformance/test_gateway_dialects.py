@@ -136,6 +136,63 @@ def test_what_the_downstream_cannot_carry_is_recorded_not_failed() -> None:
     assert verdicts["an-redacted-thinking"]["GW-5"] == "info"  # nor redacted data
     assert verdicts["an-pause-turn"]["GW-3"] == "info"  # nor a paused turn
     assert verdicts["an-thinking-signature"]["GW-1"] == "pass"
+    # The client had no signature to send back: its absence upstream is the crossing's.
+    assert verdicts["an-two-turn-thinking-tool"]["AN-R2"] == "info"
+    assert verdicts["an-two-turn-thinking-tool"]["N1"] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("up", "down", "fault", "case", "rules"),
+    [
+        (MESSAGES, MESSAGES, "drop-replayed-tokens", "an-two-turn-thinking-tool", "AN-R2"),
+        (MESSAGES, MESSAGES, "drop-replayed-tokens", "an-two-turn-redacted-tool", "AN-R2"),
+        (
+            RESPONSES,
+            RESPONSES,
+            "drop-replayed-tokens",
+            "resp-two-turn-reasoning-function-call",
+            "RS-R2",
+        ),
+        (MESSAGES, RESPONSES, "fresh-result-ids", "an-two-turn-thinking-tool", "N1 N2"),
+        (RESPONSES, CHAT, "fresh-result-ids", "resp-two-turn-reasoning-function-call", "N1 N2"),
+        (CHAT, MESSAGES, "fresh-result-ids", "two-turn-parallel-tool-calls", "N1 N2"),
+    ],
+)
+def test_a_gateway_that_loses_the_next_request_fails_the_rule_it_breaks(
+    up: DialectId, down: DialectId, fault: str, case: str, rules: str
+) -> None:
+    """``rules``: the ones the fault breaks (results under fresh ids answer calls the
+    replayed history renames too)."""
+    result = _run(up, down, fault)
+    flagged = _flagged(result)
+    assert flagged.pop(case) == dict.fromkeys(rules.split(), "fail")
+    assert {c for c in flagged if "two-turn" not in c} == set()  # first turns untouched
+    for rule in rules.split():
+        reason = next(c for c in result.cases if c.case == case).verdicts[rule].reason
+        assert "stream gave" in reason or "leaves out" in reason, reason
+
+
+@pytest.mark.parametrize(
+    ("fault", "why"),
+    [
+        ("forget-history", "carries none of the first turn"),
+        ("refuse-next-request", "answered HTTP 400 without calling the upstream"),
+    ],
+)
+def test_a_next_request_that_never_reaches_the_upstream_is_n1s_loss(fault: str, why: str) -> None:
+    result = _run(RESPONSES, MESSAGES, fault)
+    case = next(c for c in result.cases if c.case == "resp-two-turn-reasoning-function-call")
+    assert {r: v.verdict for r, v in case.verdicts.items() if v.verdict == "fail"} == {"N1": "fail"}
+    assert why in case.verdicts["N1"].reason
+    assert case.gateway is not None and "next_turn" in case.gateway
+
+
+def test_a_token_lost_in_the_first_turn_is_failed_there_not_again_on_the_next_request() -> None:
+    result = _run(MESSAGES, MESSAGES, "drop-signature")
+    case = next(c for c in result.cases if c.case == "an-two-turn-thinking-tool")
+    assert case.verdicts["GW-5"].verdict == "fail"
+    assert case.verdicts["AN-R2"].verdict == "info"
+    assert case.verdicts["AN-R2"].reason.startswith("follows from GW-5 in the first turn: ")
 
 
 @pytest.mark.parametrize(

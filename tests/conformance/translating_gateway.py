@@ -12,8 +12,9 @@ A next request (one carrying an earlier turn) is translated too: its history rea
 downstream dialect and written in the upstream's by the reference's own next-request
 builder. Its faults: ``drop-replayed-tokens`` (B1, B2, G24: signatures and encrypted_content
 stripped from the history sent upstream), ``fresh-result-ids`` (A18, B13: tool results sent
-upstream under ids of the gateway's own). The HTTP server around it is a thin thread: one
-upstream request per request, read whole.
+upstream under ids of the gateway's own), ``forget-history`` (only the user's message sent
+upstream), ``refuse-next-request`` (a 400 without calling upstream). The HTTP server
+around it is a thin thread: one upstream request per request, read whole.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ FAULTS = (
     "empty-snapshot",
     "drop-replayed-tokens",
     "fresh-result-ids",
+    "forget-history",
+    "refuse-next-request",
 )
 _TRANSLATORS: dict[DialectId, Callable[[], Translator]] = {
     "chat-completions": StreamTranslator,
@@ -464,18 +467,22 @@ def upstream_request(asked: dict[str, Any], route: Route) -> dict[str, Any]:
     """The request the gateway sends upstream for the client's ``asked``."""
     request = default_request(route.upstream) | {"model": asked["model"]}
     blocks, answers = read_history(asked, route.downstream)
-    if not blocks:
+    if not blocks or route.fault == "forget-history":
         return request
     if route.fault == "drop-replayed-tokens":
-        blocks = [_without_tokens(block) for block in blocks]
+        blocks = [_without_tokens(block) for block in blocks if not _redacted(block)]
     sent = next_request(route.upstream, request, blocks, answers)
     if route.fault == "fresh-result-ids":
         return json.loads(_fresh_result_ids(json.dumps(sent), blocks))
     return sent
 
 
+def _redacted(block: Block) -> bool:
+    return isinstance(block, ReasoningBlock) and block.redacted is not None
+
+
 def _without_tokens(block: Block) -> Block:
-    if isinstance(block, ReasoningBlock) and block.redacted is None:
+    if isinstance(block, ReasoningBlock):
         return block.model_copy(update={"signature": None, "encrypted_content": None})
     return block
 
@@ -512,6 +519,9 @@ def _handler(route: Route) -> type[BaseHTTPRequestHandler]:
             served = self.path.endswith("/" + DIALECTS[route.downstream].endpoint)
             if not served or not set(default_request(route.downstream)) <= set(asked):
                 self._reply(404, b'{"error": "not this endpoint or shape"}', "application/json")
+                return
+            if route.fault == "refuse-next-request" and read_history(asked, route.downstream)[0]:
+                self._reply(400, b'{"error": "history not supported"}', "application/json")
                 return
             request = upstream_request(asked, route)
             headers = {SCENARIO_HEADER: self.headers.get(SCENARIO_HEADER, "")}
