@@ -21,6 +21,16 @@ answer is also held to the downstream wire's own rules (`conformance lint`: W, A
 What the downstream wire has no place for is `info` ("not expressible"), never a failure:
 """
 
+_NEXT_TURN = """\
+A two-turn case goes on through the gateway: the client builds its next request in the
+downstream dialect from what the gateway's answer handed it, and the request the gateway
+sends upstream is judged by N1, N2 and the upstream wire's replay rule (AN-R2, RS-R2) against
+the first turn the upstream streamed. Ids must come back as the upstream gave them. A
+continuity token the downstream has no place for cannot come back from the client: its
+absence upstream is `info`; a loss that follows from a first-turn GW-2, M1 or GW-5 failure is
+`info` under that rule's name ("follows from GW-5 in the first turn"), so it is failed once.
+"""
+
 
 def _crossing_section(rule: CrossingRule, scenarios: Sequence[Scenario]) -> list[str]:
     tagged = [scenario for scenario in scenarios if rule.id in scenario.tags]
@@ -63,4 +73,4 @@ def crossing_reference(scenarios: Sequence[Scenario]) -> list[str]:
     lines = [_CROSSING_HEADER, *_meaning_map()]
     for rule in CROSSING_RULES.values():
         lines += _crossing_section(rule, scenarios)
-    return lines
+    return [*lines, "### The next request", "", _NEXT_TURN]
