@@ -154,7 +154,7 @@ def test_a_client_that_never_sends_the_next_request_fails_n1_alone() -> None:
 
 
 def test_a_client_that_waits_forever_is_a_timeout_of_its_case_and_the_run_goes_on() -> None:
-    (chat,) = (s for s in TWO_TURN if s.dialect == "chat-completions")
+    chat = next(s for s in TWO_TURN if s.id == "two-turn-parallel-tool-calls")
     one_turn = chat.model_copy(update={"id": "one-turn", "follow_up": None})
     result = run(_Hangs(), [chat, one_turn], replace(OPTIONS, timeout_s=1.0))
     hung, after = result.cases
