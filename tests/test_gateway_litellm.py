@@ -3,7 +3,8 @@ upstream (``openai/scenario/*`` at http://127.0.0.1:PORT/v1) and judged by ``con
 gateway`` over the whole corpus; then across dialects, each direction it serves among
 chat-completions, Anthropic Messages and OpenAI Responses, the upstream dialect chosen by
 the route's provider. Only in ``tox -e gateway-litellm``, which installs ``litellm[proxy]``
-and writes the reports to reports/gateway-litellm/ (one folder per direction)."""
+and writes the reports to reports/matrix/gateways/litellm-proxy/ (one folder per direction),
+which `conformance matrix render` turns into the gateway section of reports/compatibility.md."""
 
 from __future__ import annotations
 

@@ -51,6 +51,7 @@ from ..report.compatibility import (
     render_compatibility,
     todo_table,
 )
+from ..report.gateway_findings import GATEWAYS_FOLDER, GatewayRun
 from ..report.retry_layers import retry_sections
 from ..report.site import DOCS_URL, SiteInputError, site_files, slug
 from ..report.upstream import CausesError, known_causes
@@ -318,6 +319,19 @@ def _saved_columns(directory: Path) -> list[Column]:
     return columns
 
 
+def gateway_runs(directory: Path) -> list[GatewayRun]:
+    """The gateway runs saved under ``directory/gateways/``, by gateway then direction;
+    none when that folder is absent (no gateway judged yet)."""
+    folder = directory / GATEWAYS_FOLDER
+    if not folder.is_dir():
+        return []
+    runs = []
+    for gateway in sorted(path for path in folder.iterdir() if path.is_dir()):
+        found = [gateway / "results.json", *sorted(gateway.glob("*/results.json"))]
+        runs += [GatewayRun(gateway.name, read_results(path)) for path in found if path.is_file()]
+    return runs
+
+
 def _corpus_label(paths: Sequence[Path]) -> str:
     return ", ".join(f"`{p}`" for p in paths) if paths else "the bundled fixture corpus"
 
@@ -465,7 +479,9 @@ def _render(
     with writes.writing(directory_option, page):
         write_atomic(page, render_matrix(runs, sections=tables))
         console.print(f"matrix: {page}")
-    page_text = render_compatibility(columns, fixtures=corpus, retry_sections=retries)
+    page_text = render_compatibility(
+        columns, fixtures=corpus, retry_sections=retries, gateways=gateway_runs(directory)
+    )
     with writes.writing("--summary", summary):
         write_atomic(summary, page_text)
         console.print(f"summary: {summary}")

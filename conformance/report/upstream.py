@@ -54,7 +54,7 @@ class KnownCause(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    libraries: _Names  # matrix columns (conformance.adapters.thirdparty.SHIMS)
+    libraries: _Names  # matrix columns (thirdparty.SHIMS) or gateways (KNOWN_GATEWAYS)
     cases: _Names  # fixture ids of the bundled corpus that show it
     cause: Annotated[str, AfterValidator(_one_line)]  # what the library does wrong
     upstream: Annotated[str, AfterValidator(_tracker_link)] = ""  # the link, if one was found

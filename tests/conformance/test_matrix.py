@@ -493,3 +493,46 @@ def test_a_column_runs_only_the_cases_of_the_dialects_its_shim_speaks() -> None:
         shim = _ColumnShim(lambda _, d=dialect: PythonAdapterSession(_OneDialect(d)))
         judged = asyncio.run(run_column_cases(shim, mixed, OPTIONS, CONTRACTS, 1))
         assert [case.case for case in judged["harness"].cases] == [case_id]
+
+
+def _gateway_run(upstream: str | None, cases: list[CaseResult]) -> str:
+    result = _result(cases)
+    if upstream is not None:
+        result.options |= {"upstream_dialect": upstream, "downstream_dialect": "chat-completions"}
+    return result.to_json()
+
+
+def test_render_adds_each_gateways_findings_per_direction(saved: Path, tmp_path: Path) -> None:
+    for path in saved.glob("*.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    gateway = tmp_path / "gateways" / "litellm-proxy"
+    (gateway / "an--chat").mkdir(parents=True)
+    (gateway / "results.json").write_text(_gateway_run(None, [_case("clean", [], failed=())]))
+    lost = _case("gw-x", [], failed=("GW-3",))
+    lost.verdicts["GW-3"] = InvariantVerdict(verdict="fail", reason="<img src=x> | end_turn")
+    (gateway / "an--chat" / "results.json").write_text(_gateway_run("anthropic-messages", [lost]))
+    summary = tmp_path / "summary.md"
+
+    done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path), "--summary", str(summary)])
+
+    assert done.exit_code == 0, done.output
+    section = summary.read_text(encoding="utf-8").split("## Gateways")[1].split("\n## ")[0]
+    assert "| litellm-proxy | chat-completions → chat-completions | 1 | 0 | 0 | 0 |" in section
+    assert "### litellm-proxy: chat-completions → chat-completions\n\nNo failure." in section
+    row = "| ` gw-x ` | GW-3 | fail | &lt;img src=x&gt; \\| end_turn | *cause not yet written* |"
+    assert "### litellm-proxy: anthropic-messages → chat-completions\n\n" in section
+    assert row in section
+
+
+def test_a_malformed_gateway_run_is_refused_with_its_file(saved: Path, tmp_path: Path) -> None:
+    for path in saved.glob("*.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "gateways" / "litellm-proxy").mkdir(parents=True)
+    (tmp_path / "gateways" / "litellm-proxy" / "results.json").write_text("{not json")
+    summary = tmp_path / "summary.md"
+
+    done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path), "--summary", str(summary)])
+
+    assert done.exit_code == ExitCode.USAGE_ERROR, done.output
+    assert "gateways/litellm-proxy/results.json" in done.output
+    assert not summary.exists()
