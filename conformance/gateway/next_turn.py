@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from fakeprovider.dialects import DialectId
 from fakeprovider.follow_up import (
+    TOKEN_NAMES,
     FirstTurn,
     Problem,
     Replayed,
@@ -108,8 +109,8 @@ def _replayed(
     return [
         Observation(
             "unexpressed",
-            f"not expressible in {to}: the first turn's {kind} cannot come back from the "
-            f"client ({SLOTS[kind].elsewhere})",
+            f"not expressible in {to}: the first turn's {TOKEN_NAMES[kind]} cannot come back "
+            f"from the client ({SLOTS[kind].elsewhere})",
         )
         for kind in sorted(uncarried)
     ]

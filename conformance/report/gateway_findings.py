@@ -49,18 +49,33 @@ class GatewayRun:
         return f"{upstream} → {downstream}"
 
 
-def _flagged(run: GatewayRun) -> list[tuple[str, str, str, str]]:
-    """(case, rule, verdict, reason) of every fail and non-strict verdict, in run order."""
-    return [
-        (case.case, rule, verdict.verdict, verdict.reason)
-        for case in run.result.cases
-        for rule, verdict in case.verdicts.items()
-        if verdict.verdict in ("fail", "non-strict")
+@dataclass(frozen=True)
+class Finding:
+    """The cases of one direction that one rule flags with one verdict."""
+
+    rule: str
+    verdict: str
+    cases: tuple[str, ...]
+    reason: str  # the first case's
+
+
+def findings(run: GatewayRun) -> list[Finding]:
+    """Every fail and non-strict verdict of ``run``, grouped by rule and verdict: fails
+    first, then the rules flagging most cases."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for case in run.result.cases:
+        for rule, verdict in case.verdicts.items():
+            if verdict.verdict in ("fail", "non-strict"):
+                grouped.setdefault((rule, verdict.verdict), []).append((case.case, verdict.reason))
+    found = [
+        Finding(rule, verdict, tuple(case for case, _ in shown), shown[0][1])
+        for (rule, verdict), shown in grouped.items()
     ]
+    return sorted(found, key=lambda f: (f.verdict != "fail", -len(f.cases), f.rule))
 
 
-def _shortened(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+SHOWN_CASES = 8
+"""Cases named per row; the rest are counted (every one is in the run's report)."""
 
 
 def gateway_section(runs: Sequence[GatewayRun]) -> list[str]:
@@ -81,27 +96,41 @@ def gateway_section(runs: Sequence[GatewayRun]) -> list[str]:
         )
     for run in runs:
         lines += ["", f"### {markdown_text(run.gateway)}: {markdown_text(run.direction)}", ""]
-        flagged = _flagged(run)
-        if not flagged:
+        found = findings(run)
+        if not found:
             lines.append("No failure.")
-        else:
-            lines += ["| case | rule | verdict | what was lost | cause |", "|---|---|---|---|---|"]
-            lines += [_row(run.gateway, *row) for row in flagged]
+            continue
+        lines += [
+            "| rule | verdict | cases | first case's reason | causes written |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [_row(run.gateway, finding) for finding in found]
     return lines
 
 
-def _row(gateway: str, case: str, rule: str, verdict: str, reason: str) -> str:
-    known = cause_of(gateway, case)
-    if known is None:
-        cause = "*cause not yet written*"
-    else:
-        link = f" ([{known.upstream_label}]({known.upstream}))" if known.upstream else ""
-        cause = markdown_text(known.cause) + link
+def _row(gateway: str, finding: Finding) -> str:
+    shown = ", ".join(code_span(case) for case in finding.cases[:SHOWN_CASES])
+    more = len(finding.cases) - SHOWN_CASES
+    cases = f"{len(finding.cases)}: {shown}" + (f" and {more} more" if more > 0 else "")
+    causes = []
+    for case in finding.cases:
+        known = cause_of(gateway, case)
+        if known is not None and known not in causes:
+            causes.append(known)
+    written = "; ".join(
+        markdown_text(known.cause)
+        + (f" ([{known.upstream_label}]({known.upstream}))" if known.upstream else "")
+        for known in causes
+    )
     cells = (
-        code_span(case),
-        markdown_text(rule),
-        verdict,
-        markdown_text(_shortened(reason)),
-        cause,
+        markdown_text(finding.rule),
+        finding.verdict,
+        cases,
+        markdown_text(_shortened(finding.reason)),
+        written or "*not yet written*",
     )
     return "| " + " | ".join(cells) + " |"
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -510,7 +510,10 @@ def test_render_adds_each_gateways_findings_per_direction(saved: Path, tmp_path:
     (gateway / "results.json").write_text(_gateway_run(None, [_case("clean", [], failed=())]))
     lost = _case("gw-x", [], failed=("GW-3",))
     lost.verdicts["GW-3"] = InvariantVerdict(verdict="fail", reason="<img src=x> | end_turn")
-    (gateway / "an--chat" / "results.json").write_text(_gateway_run("anthropic-messages", [lost]))
+    undercounted = [_case(f"c{n}", [], failed=("GW-4",)) for n in range(9)]
+    undercounted.append(_case("an-usage-two-message-deltas", [], failed=("GW-4",)))
+    cases = [lost, *undercounted]
+    (gateway / "an--chat" / "results.json").write_text(_gateway_run("anthropic-messages", cases))
     summary = tmp_path / "summary.md"
 
     done = CliRunner().invoke(main, ["matrix", "render", str(tmp_path), "--summary", str(summary)])
@@ -519,9 +522,13 @@ def test_render_adds_each_gateways_findings_per_direction(saved: Path, tmp_path:
     section = summary.read_text(encoding="utf-8").split("## Gateways")[1].split("\n## ")[0]
     assert "| litellm-proxy | chat-completions → chat-completions | 1 | 0 | 0 | 0 |" in section
     assert "### litellm-proxy: chat-completions → chat-completions\n\nNo failure." in section
-    row = "| ` gw-x ` | GW-3 | fail | &lt;img src=x&gt; \\| end_turn | *cause not yet written* |"
+    row = "| GW-3 | fail | 1: ` gw-x ` | &lt;img src=x&gt; \\| end_turn | *not yet written* |"
     assert "### litellm-proxy: anthropic-messages → chat-completions\n\n" in section
     assert row in section
+    # Grouped by rule: the most cases first, eight named, the written cause with them.
+    (grouped,) = (line for line in section.splitlines() if line.startswith("| GW-4 |"))
+    assert "| 10: ` c0 `, ` c1 `," in grouped and "` c7 ` and 2 more |" in grouped
+    assert "takes `output_tokens` from the first of two message_delta events" in grouped
 
 
 def test_a_malformed_gateway_run_is_refused_with_its_file(saved: Path, tmp_path: Path) -> None:
