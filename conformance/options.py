@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,14 +34,17 @@ DEFAULT_POLICY = RetryPolicy(
 
 # The tools every case offers, as data: (name, description, its one string parameter). Each
 # dialect writes them in its own shape.
-CASE_TOOLS: tuple[tuple[str, str, str], ...] = (
+CASE_TOOLS: tuple[tuple[str, str, str | None], ...] = (
     ("get_weather", "Current weather for a city", "city"),
     ("get_time", "Current time in a time zone", "tz"),
 )
 QUESTION = "What is the weather in Paris?"
+CALLED_TOOL = "A tool the case's stream calls"
 
 
-def _schema(parameter: str) -> dict[str, Any]:
+def _schema(parameter: str | None) -> dict[str, Any]:
+    if parameter is None:  # a tool only a fixture's stream names: any object
+        return {"type": "object"}
     return {
         "type": "object",
         "properties": {parameter: {"type": "string"}},
@@ -48,13 +52,22 @@ def _schema(parameter: str) -> dict[str, Any]:
     }
 
 
-DEFAULT_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": _schema(parameter)},
-    }
-    for name, description, parameter in CASE_TOOLS
-]
+def _tool(dialect: DialectId, name: str, description: str, parameter: str | None) -> Any:
+    """One offered tool, written the way ``dialect``'s requests write tools."""
+    if dialect == "anthropic-messages":
+        return {"name": name, "description": description, "input_schema": _schema(parameter)}
+    if dialect == "openai-responses":
+        return {
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": _schema(parameter),
+        }
+    function = {"name": name, "description": description, "parameters": _schema(parameter)}
+    return {"type": "function", "function": function}
+
+
+DEFAULT_TOOLS: list[dict[str, Any]] = [_tool(DEFAULT_DIALECT, *tool) for tool in CASE_TOOLS]
 # What each dialect's client POSTs for a case (the run line's `request`): the same question
 # and tools, written the dialect's way.
 CASE_REQUESTS: dict[DialectId, dict[str, Any]] = {
@@ -63,33 +76,33 @@ CASE_REQUESTS: dict[DialectId, dict[str, Any]] = {
         "stream": True,
         "stream_options": {"include_usage": True},
         "messages": [{"role": "user", "content": QUESTION}],
-        "tools": DEFAULT_TOOLS,
     },
     "anthropic-messages": {
         "model": "fake-model",
         "max_tokens": 1024,
         "stream": True,
         "messages": [{"role": "user", "content": QUESTION}],
-        "tools": [
-            {"name": name, "description": description, "input_schema": _schema(parameter)}
-            for name, description, parameter in CASE_TOOLS
-        ],
     },
     "openai-responses": {
         "model": "fake-model",
         "stream": True,
         "input": [{"role": "user", "content": QUESTION}],
-        "tools": [
-            {
-                "type": "function",
-                "name": name,
-                "description": description,
-                "parameters": _schema(parameter),
-            }
-            for name, description, parameter in CASE_TOOLS
-        ],
     },
 }
+
+
+def default_request(
+    dialect: DialectId = DEFAULT_DIALECT, called: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The request a case of ``dialect`` POSTs (a fresh copy each time): the case tools and
+    the other tools its stream ``called`` (a provider calls only what it was offered, and
+    agent libraries refuse a call to a tool they were not given)."""
+    names = dict.fromkeys(name for name in called if name)
+    for name, _, _ in CASE_TOOLS:
+        names.pop(name, None)
+    tools = [_tool(dialect, *tool) for tool in CASE_TOOLS]
+    tools += [_tool(dialect, name, CALLED_TOOL, None) for name in names]
+    return copy.deepcopy(CASE_REQUESTS[dialect]) | {"tools": tools}
 
 
 class RetryPolicyError(ConformanceError, ValueError):
@@ -131,11 +144,6 @@ def bundled_fixtures() -> Path:
     raise ConformanceError(
         f"no bundled corpus at {' or '.join(map(str, candidates))}; pass --fixtures"
     )
-
-
-def default_request(dialect: DialectId = DEFAULT_DIALECT) -> dict[str, Any]:
-    """The request every case of ``dialect`` POSTs (a fresh copy each time)."""
-    return copy.deepcopy(CASE_REQUESTS[dialect])
 
 
 @dataclass(frozen=True)

@@ -95,28 +95,65 @@ general_settings:
 """
 
 
+class LiteLLMProxy:
+    """LiteLLM's proxy on loopback, started again before a test if it died during the last
+    one (1.108.7 was seen to segfault in libpython once in three runs): each direction is
+    judged against a live proxy, and a death is reported as such, not as 164 crashed cases."""
+
+    def __init__(self, directory: Path) -> None:
+        executable = shutil.which("litellm")
+        assert executable, "litellm[proxy] is not installed in this environment"
+        self.directory = directory
+        self.upstream_port, self.port = _free_port(), _free_port()
+        self.key = "sk-" + secrets.token_hex(32)
+        (directory / "config.yaml").write_text(_config(self.upstream_port, self.key))
+        self.command = [executable, "--config", "config.yaml", "--host", "127.0.0.1"]
+        self.command += ["--port", str(self.port)]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def live(self) -> tuple[str, int, str]:
+        """Its base URL, its upstream port and its key, the proxy (re)started if need be."""
+        if self.process is None or self.process.poll() is not None:
+            log = (self.directory / "litellm.log").open("ab")
+            environment = os.environ | {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "DO_NOT_TRACK": "1"}
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=self.directory,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+            )
+            log.close()
+            _wait_until_live(f"http://127.0.0.1:{self.port}", self.process, self.log)
+        return self.url, self.upstream_port, self.key
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "litellm.log"
+
+    def died(self) -> str:
+        """Why the proxy is gone, or "" while it runs."""
+        if self.process is None or self.process.poll() is None:
+            return ""
+        return f"LiteLLM's proxy exited ({self.process.returncode}) during the run: {self.log}"
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
-def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, str]]:
-    """LiteLLM's proxy on loopback; yields its base URL, its upstream port and its key."""
-    executable = shutil.which("litellm")
-    assert executable, "litellm[proxy] is not installed in this environment"
-    directory = tmp_path_factory.mktemp("litellm")
-    upstream_port, port = _free_port(), _free_port()
-    master_key = "sk-" + secrets.token_hex(32)
-    (directory / "config.yaml").write_text(_config(upstream_port, master_key))
-    log = (directory / "litellm.log").open("wb")
-    environment = os.environ | {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "DO_NOT_TRACK": "1"}
-    command = [executable, "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        command, cwd=directory, stdout=log, stderr=subprocess.STDOUT, env=environment
-    )
+def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+    proxy = LiteLLMProxy(tmp_path_factory.mktemp("litellm"))
     try:
-        _wait_until_live(f"http://127.0.0.1:{port}", process, directory / "litellm.log")
-        yield f"http://127.0.0.1:{port}/v1", upstream_port, master_key
+        yield proxy
     finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
+        proxy.stop()
 
 
 def _wait_until_live(root: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -139,9 +176,9 @@ def _report_dir(tmp_path: Path) -> Path:
 
 
 def test_litellm_proxy_through_conformance_gateway(
-    litellm_proxy: tuple[str, int, str], tmp_path: Path
+    litellm_proxy: LiteLLMProxy, tmp_path: Path
 ) -> None:
-    url, upstream_port, key = litellm_proxy
+    url, upstream_port, key = litellm_proxy.live()
     out = _report_dir(tmp_path)
     arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(upstream_port)]
     arguments += ["--api-key", key, "--name", "LiteLLM proxy", "--idle-timeout", "3"]
@@ -149,6 +186,7 @@ def test_litellm_proxy_through_conformance_gateway(
 
     invoked = CliRunner().invoke(main, arguments)
 
+    assert not litellm_proxy.died(), litellm_proxy.died()  # its own crash, not a verdict
     assert invoked.exit_code in (0, 1), invoked.output  # 1: LiteLLM changed some meaning
     result = RunResult.from_json((out / "results.json").read_bytes())
     (out / "findings.md").write_text(findings_note(result), encoding="utf-8")
@@ -169,13 +207,13 @@ def test_litellm_proxy_through_conformance_gateway(
     ids=[f"{up}-to-{down}" for up, down, _ in DIRECTIONS],
 )
 def test_litellm_proxy_across_dialects(
-    litellm_proxy: tuple[str, int, str],
+    litellm_proxy: LiteLLMProxy,
     tmp_path: Path,
     upstream: DialectId,
     downstream: DialectId,
     route: str,
 ) -> None:
-    url, upstream_port, key = litellm_proxy
+    url, upstream_port, key = litellm_proxy.live()
     out = _report_dir(tmp_path) / f"{upstream}--{downstream}"
     arguments = ["gateway", "--gateway-url", url, "--upstream-port", str(upstream_port)]
     arguments += ["--upstream-dialect", upstream, "--downstream-dialect", downstream]
@@ -186,6 +224,7 @@ def test_litellm_proxy_across_dialects(
     _warm_up(url, route, downstream, key)
     invoked = CliRunner().invoke(main, arguments)
 
+    assert not litellm_proxy.died(), litellm_proxy.died()  # its own crash, not a verdict
     assert invoked.exit_code in (0, 1), invoked.output  # 1: LiteLLM changed some meaning
     result = RunResult.from_json((out / "results.json").read_bytes())
     (out / "findings.md").write_text(findings_note(result), encoding="utf-8")

@@ -49,7 +49,7 @@ from ..lint import (
     lint,
 )
 from ..options import default_request
-from ..oracle import ExpectedAttempt, expected_attempt
+from ..oracle import ExpectedAttempt, called_tools, expected_attempt
 from ..results import CaseResult, InvariantVerdict, RunInterruption, RunResult, suite_version
 from ..run.estimate import estimated_duration_s, longest_first
 from ..run.provider import fake_provider
@@ -224,7 +224,7 @@ async def run_gateway(
 
 
 def _request(scenario: Scenario, options: GatewayOptions) -> tuple[bytes, dict[str, str]]:
-    request = default_request(options.downstream_dialect)
+    request = default_request(options.downstream_dialect, called_tools(scenario))
     request["model"] = options.request_model(scenario.id)
     credentials = WIRES[options.downstream_dialect].auth_headers(options.api_key)
     headers = {name.lower(): value for name, value in credentials.items()} | {

@@ -8,7 +8,7 @@ round. Besides the outcome it records the *features* of the wire (an identity re
 """
 
 from .agreement import Disagreement, expect_disagreements, outcome_expect
-from .expect import expected_attempt, expected_outcome, received_attempt
+from .expect import called_tools, expected_attempt, expected_outcome, received_attempt
 from .http_errors import classify_status, error_detail, retry_after_ms
 from .outcome import SUCCESS_REASONS, ExpectedAttempt, ExpectedOutcome
 from .readers import map_usage, sse_events, sse_payloads
@@ -29,6 +29,7 @@ __all__ = [
     "ExpectedOutcome",
     "RetryDecision",
     "WaitBounds",
+    "called_tools",
     "classify_status",
     "directed_wait_ms",
     "error_detail",

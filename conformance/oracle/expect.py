@@ -16,6 +16,7 @@ from fakeprovider.scenario import (
 from fakeprovider.wire import Ending, WirePlan
 
 from ..codes import TIMEOUT, TRANSPORT
+from ..events import ToolCallBlock
 from ..verdicts import AltReading
 from .http_errors import _http_error, status_failure
 from .outcome import ExpectedAttempt, ExpectedOutcome
@@ -47,6 +48,18 @@ def expected_outcome(
 
 def _retried(attempt: ExpectedAttempt, policy: AnyRetryPolicy | None, retries_done: int) -> bool:
     return policy is not None and retry_decision(attempt, policy, retries_done) == "retry"
+
+
+def called_tools(scenario: Scenario) -> tuple[str, ...]:
+    """The names of the tools the scenario's streams call, as the oracle reads them, in
+    order: what a case's request must offer (a provider calls only tools it was given)."""
+    names = (
+        block.name
+        for number in range(1, len(scenario.attempts) + 1)
+        for block in expected_attempt(scenario, number, now=0.0).blocks
+        if isinstance(block, ToolCallBlock) and block.name
+    )
+    return tuple(dict.fromkeys(names))
 
 
 def expected_attempt(

@@ -4,8 +4,8 @@ A gateway's runs, read by ``conformance matrix render``, are ``conformance gatew
 results saved under the matrix folder: ``gateways/<gateway>/results.json`` (chat both ways)
 and ``gateways/<gateway>/<direction>/results.json`` (one per pair of dialects), as
 ``tox -e gateway-litellm`` writes them. Each failure is listed with its case, rule and
-reason, and the cause written for it in ``fixtures/causes/`` (keyed by the gateway's folder
-name, as a library's by its column).
+reason, and the causes written for it in ``fixtures/causes/``, which name the direction
+(:func:`direction_key`) and the rules they explain.
 """
 
 from __future__ import annotations
@@ -15,13 +15,20 @@ from dataclasses import dataclass
 
 from ..results import RunResult
 from .markdown import code_span, markdown_text
-from .upstream import cause_of
+from .upstream import KnownCause, known_causes
 
 GATEWAYS_FOLDER = "gateways"
 """Where the matrix folder keeps gateway runs, one folder per gateway."""
 
 KNOWN_GATEWAYS = ("litellm-proxy",)
-"""The gateways the project judges (``tox -e gateway-<name>``): names causes may use."""
+"""The gateways the project judges (``tox -e gateway-<name>``)."""
+
+
+def direction_key(gateway: str, upstream: str, downstream: str) -> str:
+    """How a cause names one direction of a gateway: ``litellm-proxy/anthropic-messages--
+    chat-completions``. A gateway's translation differs per direction, and so do its bugs."""
+    return f"{gateway}/{upstream}--{downstream}"
+
 
 GATEWAYS_TITLE = "Gateways (judged by `conformance gateway`)"
 GATEWAYS_NOTE = (
@@ -42,11 +49,18 @@ class GatewayRun:
     result: RunResult
 
     @property
-    def direction(self) -> str:
+    def dialects(self) -> tuple[str, str]:
         options = self.result.options
         upstream = options.get("upstream_dialect", "chat-completions")
-        downstream = options.get("downstream_dialect", "chat-completions")
-        return f"{upstream} → {downstream}"
+        return str(upstream), str(options.get("downstream_dialect", "chat-completions"))
+
+    @property
+    def direction(self) -> str:
+        return " → ".join(self.dialects)
+
+    @property
+    def key(self) -> str:
+        return direction_key(self.gateway, *self.dialects)
 
 
 @dataclass(frozen=True)
@@ -104,23 +118,30 @@ def gateway_section(runs: Sequence[GatewayRun]) -> list[str]:
             "| rule | verdict | cases | first case's reason | causes written |",
             "|---|---|---|---|---|",
         ]
-        lines += [_row(run.gateway, finding) for finding in found]
+        lines += [_row(run.key, finding) for finding in found]
     return lines
 
 
-def _row(gateway: str, finding: Finding) -> str:
+def causes_of(key: str, finding: Finding) -> list[KnownCause]:
+    """The causes written for this direction (``key``) that explain ``finding``: naming one of
+    its cases, and its rule where the cause names rules."""
+    return [
+        known
+        for known in known_causes()
+        if key in known.libraries
+        and (not known.rules or finding.rule in known.rules)
+        and any(case in known.cases for case in finding.cases)
+    ]
+
+
+def _row(key: str, finding: Finding) -> str:
     shown = ", ".join(code_span(case) for case in finding.cases[:SHOWN_CASES])
     more = len(finding.cases) - SHOWN_CASES
     cases = f"{len(finding.cases)}: {shown}" + (f" and {more} more" if more > 0 else "")
-    causes = []
-    for case in finding.cases:
-        known = cause_of(gateway, case)
-        if known is not None and known not in causes:
-            causes.append(known)
     written = "; ".join(
         markdown_text(known.cause)
         + (f" ([{known.upstream_label}]({known.upstream}))" if known.upstream else "")
-        for known in causes
+        for known in causes_of(key, finding)
     )
     cells = (
         markdown_text(finding.rule),

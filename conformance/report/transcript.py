@@ -24,6 +24,7 @@ from fakeprovider.wire import EncodeError, TranscriptLine, attempt_transcript, e
 
 from ..codes import ConformanceError
 from ..options import default_request
+from ..oracle import called_tools
 from ..results import CaseResult
 
 FAKEPROVIDER_URL = "http://127.0.0.1:8765"
@@ -178,7 +179,8 @@ def _request_body(case: CaseResult, scenario: Scenario) -> str:
         body = request.get("body")
         if isinstance(body, str) and body:
             return body
-    return json.dumps(default_request(scenario.dialect), separators=(",", ":"))
+    request = default_request(scenario.dialect, called_tools(scenario))
+    return json.dumps(request, separators=(",", ":"))
 
 
 # --- expected vs observed ---------------------------------------------------------------

@@ -54,8 +54,9 @@ class KnownCause(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    libraries: _Names  # matrix columns (thirdparty.SHIMS) or gateways (KNOWN_GATEWAYS)
+    libraries: _Names  # matrix columns (thirdparty.SHIMS) or gateway directions
     cases: _Names  # fixture ids of the bundled corpus that show it
+    rules: tuple[str, ...] = ()  # a gateway's: the rules whose findings it explains
     cause: Annotated[str, AfterValidator(_one_line)]  # what the library does wrong
     upstream: Annotated[str, AfterValidator(_tracker_link)] = ""  # the link, if one was found
 

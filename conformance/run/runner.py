@@ -30,7 +30,7 @@ from ..invariants.judging import documented_order, framing_in_question, judge_ev
 from ..invariants.retry import tolerated_range
 from ..invariants.waits import Wait, waits
 from ..options import RunOptions, case_policy, default_request
-from ..oracle import expected_outcome
+from ..oracle import called_tools, expected_outcome
 from ..results import (
     CaseResult,
     InvariantVerdict,
@@ -222,7 +222,7 @@ def case_request(
         dialect=None if scenario.dialect == DEFAULT_DIALECT else scenario.dialect,
         base_url=sdk_base_url(root, scenario),
         api_key=options.api_key,
-        request=default_request(scenario.dialect),
+        request=default_request(scenario.dialect, called_tools(scenario)),
         retry=policy,
         idle_timeout_s=options.idle_timeout_s,
         timeout_s=options.timeout_s,

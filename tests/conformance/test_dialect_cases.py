@@ -26,14 +26,14 @@ from conformance.adapters.subprocess import SubprocessAdapterSession
 from conformance.cli import main
 from conformance.events import Capabilities, End, Event, Finish, Hello, RunCase
 from conformance.invariants import CATALOGUE
-from conformance.options import DEFAULT_POLICY, RunOptions, default_request
+from conformance.options import DEFAULT_POLICY, RunOptions, bundled_fixtures, default_request
 from conformance.report.html import render_html
 from conformance.report.transcript import reproducer, transcript
 from conformance.results import RunResult
 from conformance.run import runner
 from conformance.run.runner import case_request, run_judged
 from fakeprovider.build import ScenarioBuilder, http_error, messages_stream, stream
-from fakeprovider.fixtures import fixture_yaml
+from fakeprovider.fixtures import fixture_yaml, load_fixtures
 from fakeprovider.scenario import Scenario
 
 CHAT = ScenarioBuilder("chat-text").attempt(stream().text("Hello").finish("stop")).build()
@@ -128,6 +128,28 @@ def test_an_anthropic_case_gets_its_dialect_request_and_sdk_base_url() -> None:
     assert [case.dialect for case in result.cases] == [None, "anthropic-messages"]
     dumped = json.loads(result.to_json())["cases"]
     assert "dialect" not in dumped[0] and dumped[1]["dialect"] == "anthropic-messages"
+
+
+@pytest.mark.parametrize(
+    ("case_id", "tool_name"),
+    [
+        ("resp-two-turn-reasoning-function-call", "get_forecast"),  # a Responses tools entry
+        ("gw-duplicate-tool-ids", "lookup_order"),  # an Anthropic one
+        ("gw-duplicate-tool-ids-chat", "lookup_order"),  # a chat one
+    ],
+)
+def test_a_case_offers_every_tool_its_stream_calls(case_id: str, tool_name: str) -> None:
+    """A provider calls only tools it was offered, and agent libraries refuse a call to one
+    they were not given (openai-agents: "Tool get_forecast not found in agent"): a case
+    whose stream calls a tool beyond the case tools offers it too."""
+    (scenario,) = (s for s in load_fixtures([bundled_fixtures()]) if s.id == case_id)
+    case = case_request(scenario, "http://127.0.0.1:1", DEFAULT_POLICY, RunOptions())
+    tools = case.request["tools"]
+    names = [tool.get("name") or tool["function"]["name"] for tool in tools]
+    assert names == ["get_weather", "get_time", tool_name]
+    assert case.request == default_request(scenario.dialect, [tool_name])
+    # The case tools alone where the stream calls nothing else, as before.
+    assert case_request(CHAT, "x", DEFAULT_POLICY, RunOptions()).request == default_request()
 
 
 @pytest.mark.parametrize("hello", [PROTOCOL_1, speaking("chat-completions")])

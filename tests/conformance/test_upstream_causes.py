@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.thirdparty import SHIMS
+from conformance.gateway.crossing import CROSSING_RULES
+from conformance.gateway.runner import WIRE_RULES
+from conformance.invariants import CATALOGUE
 from conformance.options import bundled_fixtures
-from conformance.report.gateway_findings import KNOWN_GATEWAYS
+from conformance.report.gateway_findings import KNOWN_GATEWAYS, direction_key
 from conformance.report.upstream import (
     CausesError,
     KnownCause,
@@ -26,9 +29,17 @@ from conformance.report.upstream import (
     not_reproduced,
     to_do,
 )
+from fakeprovider.dialects import DIALECT_IDS
 from fakeprovider.fixtures import load_fixtures
 
 KNOWN_CAUSES = known_causes()
+GATEWAY_DIRECTIONS = [
+    direction_key(gateway, up, down)
+    for gateway in KNOWN_GATEWAYS
+    for up in DIALECT_IDS
+    for down in DIALECT_IDS
+]
+LINT_RULES = {rule for rules in WIRE_RULES.values() for rule in rules}
 
 TRACKER_LINK = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/[1-9]\d*")
 DOUBLED = "accumulate_delta concatenates every string field"
@@ -42,7 +53,10 @@ def test_every_cause_names_matrix_columns_or_gateways_and_fixtures_of_the_corpus
     corpus = {scenario.id for scenario in load_fixtures([bundled_fixtures()])}
     for known in KNOWN_CAUSES:
         assert known.libraries, known.cause
-        assert set(known.libraries) <= {*SHIMS, *KNOWN_GATEWAYS}, known.cause
+        assert set(known.libraries) <= {*SHIMS, *GATEWAY_DIRECTIONS}, known.cause
+        # Rules belong to a gateway's causes, which name real rules of the catalogue.
+        assert not known.rules or set(known.libraries) <= set(GATEWAY_DIRECTIONS), known.cause
+        assert set(known.rules) <= set(CATALOGUE) | set(CROSSING_RULES) | LINT_RULES, known.cause
         assert known.cases and set(known.cases) <= corpus, known.cause
 
 
